@@ -1,0 +1,34 @@
+// Shapes, strides and NumPy broadcasting.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hf {
+
+// Kernels take shapes in fixed-size arrays; graphs deeper than this are rejected on import.
+inline constexpr int kMaxRank = 8;
+
+using Shape = std::vector<int64_t>;
+using Strides = std::vector<int64_t>;  // in elements, not bytes
+
+int64_t numel(const Shape& s);
+Strides contiguous_strides(const Shape& s);
+
+// NumPy broadcasting of two or more shapes; nullopt if they are incompatible.
+std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
+
+// True if `from` broadcasts to `to` (right-aligned, each dim equal or 1).
+bool broadcasts_to(const Shape& from, const Shape& to);
+
+// Strides that read a contiguous tensor of shape `from` as shape `to`: stride 0 on
+// broadcast dimensions. Requires broadcasts_to(from, to).
+Strides broadcast_strides(const Shape& from, const Shape& to);
+
+// Normalises a possibly negative axis for a tensor of `rank`; nullopt if out of range.
+std::optional<int> normalize_axis(int64_t axis, int rank);
+
+std::string to_string(const Shape& s);  // "[2,3,4]"; "[]" for a scalar
+
+}  // namespace hf

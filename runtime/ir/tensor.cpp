@@ -1,0 +1,50 @@
+#include "runtime/ir/tensor.h"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <new>
+
+namespace hf {
+
+bool TensorView::is_contiguous() const {
+  int64_t expect = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1 && strides[i] != expect) return false;
+    expect *= shape[i];
+  }
+  return true;
+}
+
+TensorView TensorView::broadcast_to(const Shape& to) const {
+  TensorView v{data, dtype, to, Strides(to.size(), 0)};
+  size_t off = to.size() - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i)
+    v.strides[off + i] = (shape[i] == 1 && to[off + i] != 1) ? 0 : strides[i];
+  return v;
+}
+
+TensorView contiguous_view(void* data, DType dtype, Shape shape) {
+  Strides st = contiguous_strides(shape);
+  return TensorView{data, dtype, std::move(shape), std::move(st)};
+}
+
+void* alloc_host(size_t bytes) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  size_t align = bytes >= kHuge ? kHuge : 64;
+  size_t rounded = (bytes + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, rounded == 0 ? align : rounded);
+  if (!p) throw std::bad_alloc();
+  if (bytes >= kHuge) madvise(p, rounded, MADV_HUGEPAGE);  // a hint; failure is harmless
+  return p;
+}
+
+void free_host(void* p) { std::free(p); }
+
+HostTensor::HostTensor(DType dtype, Shape shape) {
+  size_t bytes = static_cast<size_t>(hf::numel(shape)) * dtype_size(dtype);
+  storage_ = std::shared_ptr<void>(alloc_host(bytes), free_host);
+  view_ = contiguous_view(storage_.get(), dtype, std::move(shape));
+}
+
+}  // namespace hf
