@@ -1,0 +1,240 @@
+#include "runtime/ir/graph.h"
+
+#include <algorithm>
+#include <set>
+
+#include "runtime/ir/error.h"
+#include "runtime/ops/op_table.h"
+
+namespace hf {
+
+namespace {
+constexpr std::string_view kOpNames[] = {
+#define X(NAME, ARITY) #NAME,
+#include "runtime/ops/op_types.def"
+#undef X
+};
+}  // namespace
+
+std::string_view op_type_name(OpType t) { return kOpNames[static_cast<int>(t)]; }
+
+std::optional<OpType> parse_op_type(std::string_view s) {
+  for (size_t i = 0; i < std::size(kOpNames); ++i)
+    if (kOpNames[i] == s) return static_cast<OpType>(i);
+  return std::nullopt;
+}
+
+std::string describe(const Node& n) {
+  std::string s = "node '" + n.name + "' (" + std::string(op_type_name(n.op));
+  if (n.op == OpType::Elemwise) s += std::string(" ") + mode_info(n.mode).name;
+  return s + ")";
+}
+
+namespace {
+template <class T>
+const T* find_attr(const Node& n, const std::string& key, const char* type_name) {
+  auto it = n.attrs.find(key);
+  if (it == n.attrs.end()) return nullptr;
+  if (const T* v = std::get_if<T>(&it->second)) return v;
+  throw Error(describe(n) + ": attribute '" + key + "' must be " + type_name);
+}
+[[noreturn]] void missing(const Node& n, const std::string& key) {
+  throw Error(describe(n) + ": missing attribute '" + key + "'");
+}
+}  // namespace
+
+int64_t Node::attr_int(const std::string& key, std::optional<int64_t> fallback) const {
+  if (auto* v = find_attr<int64_t>(*this, key, "an integer")) return *v;
+  if (fallback) return *fallback;
+  missing(*this, key);
+}
+
+double Node::attr_float(const std::string& key, std::optional<double> fallback) const {
+  auto it = attrs.find(key);
+  if (it != attrs.end() && std::holds_alternative<int64_t>(it->second))
+    return static_cast<double>(std::get<int64_t>(it->second));
+  if (auto* v = find_attr<double>(*this, key, "a number")) return *v;
+  if (fallback) return *fallback;
+  missing(*this, key);
+}
+
+const std::string& Node::attr_str(const std::string& key) const {
+  if (auto* v = find_attr<std::string>(*this, key, "a string")) return *v;
+  missing(*this, key);
+}
+
+std::vector<int64_t> Node::attr_ints(const std::string& key,
+                                     std::optional<std::vector<int64_t>> fallback) const {
+  if (auto* v = find_attr<std::vector<int64_t>>(*this, key, "a list of integers")) return *v;
+  if (fallback) return *fallback;
+  missing(*this, key);
+}
+
+std::vector<double> Node::attr_floats(const std::string& key) const {
+  auto it = attrs.find(key);
+  if (it != attrs.end() && std::holds_alternative<std::vector<int64_t>>(it->second)) {
+    auto& ints = std::get<std::vector<int64_t>>(it->second);
+    return std::vector<double>(ints.begin(), ints.end());
+  }
+  if (auto* v = find_attr<std::vector<double>>(*this, key, "a list of numbers")) return *v;
+  missing(*this, key);
+}
+
+ValueId Graph::new_value(Value v) {
+  if (v.name.empty()) v.name = "v" + std::to_string(values_.size());
+  if (by_name_.count(v.name)) throw Error("value name '" + v.name + "' is defined twice");
+  if (v.shape.size() > kMaxRank)
+    throw Error("value '" + v.name + "' has rank " + std::to_string(v.shape.size()) +
+                ", more than the supported " + std::to_string(kMaxRank));
+  for (int64_t d : v.shape)
+    if (d < 0) throw Error("value '" + v.name + "' has a negative dimension " + to_string(v.shape));
+  ValueId id = static_cast<ValueId>(values_.size());
+  by_name_[v.name] = id;
+  values_.push_back(std::move(v));
+  return id;
+}
+
+ValueId Graph::add_input(std::string name, DType dtype, Shape shape,
+                         std::optional<InitRange> init) {
+  ValueId id = new_value(Value{std::move(name), dtype, std::move(shape), kNoNode, init});
+  inputs_.push_back(id);
+  return id;
+}
+
+std::vector<ValueId> Graph::add_node(Node node, std::vector<std::string> output_names) {
+  NodeId id = static_cast<NodeId>(nodes_.size());
+  if (node.name.empty()) node.name = "n" + std::to_string(id);
+  std::vector<ValueType> in_types;
+  for (ValueId v : node.inputs) {
+    if (v < 0 || v >= static_cast<ValueId>(values_.size()))
+      throw Error(describe(node) + ": input refers to an undefined value");
+    in_types.push_back({values_[v].dtype, values_[v].shape});
+  }
+  std::vector<ValueType> out_types = infer_outputs(node, in_types);
+  if (!output_names.empty() && output_names.size() != out_types.size())
+    throw Error(describe(node) + ": has " + std::to_string(out_types.size()) +
+                " outputs, but " + std::to_string(output_names.size()) + " names were given");
+  node.outputs.clear();
+  for (size_t i = 0; i < out_types.size(); ++i) {
+    std::string vname = output_names.empty() ? node.name + ":" + std::to_string(i)
+                                             : std::move(output_names[i]);
+    node.outputs.push_back(new_value(Value{vname, out_types[i].dtype, out_types[i].shape, id, {}}));
+  }
+  nodes_.push_back(std::move(node));
+  return nodes_.back().outputs;
+}
+
+void Graph::mark_output(ValueId v) {
+  if (v < 0 || v >= static_cast<ValueId>(values_.size()))
+    throw Error("graph output refers to an undefined value");
+  outputs_.push_back(v);
+}
+
+std::optional<ValueId> Graph::find_value(const std::string& n) const {
+  auto it = by_name_.find(n);
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<NodeId> Graph::consumers(ValueId v) const {
+  std::vector<NodeId> out;
+  for (const Node& n : nodes_) {
+    if (n.dead) continue;
+    if (std::find(n.inputs.begin(), n.inputs.end(), v) != n.inputs.end())
+      out.push_back(static_cast<NodeId>(&n - nodes_.data()));
+  }
+  return out;
+}
+
+int Graph::live_node_count() const {
+  return static_cast<int>(std::count_if(nodes_.begin(), nodes_.end(),
+                                        [](const Node& n) { return !n.dead; }));
+}
+
+std::vector<NodeId> Graph::topo_order() const {
+  // Kahn's algorithm, taking the lowest ready id first so the order is deterministic and
+  // equals insertion order for graphs that were never rewritten.
+  std::vector<int> pending(nodes_.size(), 0);
+  std::vector<std::vector<NodeId>> users(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].dead) continue;
+    for (ValueId v : nodes_[i].inputs) {
+      NodeId p = values_[v].producer;
+      if (p == kNoNode) continue;
+      ++pending[i];
+      users[p].push_back(static_cast<NodeId>(i));
+    }
+  }
+  std::set<NodeId> ready;
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (!nodes_[i].dead && pending[i] == 0) ready.insert(static_cast<NodeId>(i));
+  std::vector<NodeId> order;
+  while (!ready.empty()) {
+    NodeId n = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(n);
+    for (NodeId u : users[n])
+      if (--pending[u] == 0) ready.insert(u);
+  }
+  if (static_cast<int>(order.size()) != live_node_count())
+    throw Error("graph '" + name + "' has a cycle");
+  return order;
+}
+
+NodeId Graph::replace_nodes(const std::vector<NodeId>& region, Node replacement) {
+  std::set<NodeId> in_region;
+  for (NodeId n : region) {
+    if (n < 0 || n >= static_cast<NodeId>(nodes_.size()) || nodes_[n].dead)
+      throw Error("replace_nodes: node id " + std::to_string(n) + " is not a live node");
+    in_region.insert(n);
+  }
+  if (in_region.empty()) throw Error("replace_nodes: empty region");
+
+  // Live-ins in first-use order; live-outs are region outputs read outside or graph outputs.
+  std::vector<ValueId> live_in, live_out;
+  std::set<ValueId> produced;
+  for (NodeId n : in_region)
+    for (ValueId v : nodes_[n].outputs) produced.insert(v);
+  for (NodeId n : in_region)
+    for (ValueId v : nodes_[n].inputs)
+      if (!produced.count(v) && std::find(live_in.begin(), live_in.end(), v) == live_in.end())
+        live_in.push_back(v);
+  std::set<ValueId> graph_outs(outputs_.begin(), outputs_.end());
+  for (NodeId n : in_region)
+    for (ValueId v : nodes_[n].outputs) {
+      bool escapes = graph_outs.count(v) > 0;
+      for (NodeId c : consumers(v)) escapes |= !in_region.count(c);
+      if (escapes) live_out.push_back(v);
+    }
+
+  // A cycle appears iff some node outside the region is reachable from the region and
+  // also reaches into it. Walk forward from the region's outside consumers.
+  std::vector<NodeId> stack;
+  std::set<NodeId> seen;
+  for (ValueId v : live_out)
+    for (NodeId c : consumers(v))
+      if (!in_region.count(c)) stack.push_back(c);
+  while (!stack.empty()) {
+    NodeId n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    for (ValueId v : nodes_[n].outputs)
+      for (NodeId c : consumers(v)) {
+        if (in_region.count(c))
+          throw Error("replace_nodes: fusing these nodes would create a cycle through " +
+                      describe(nodes_[n]));
+        stack.push_back(c);
+      }
+  }
+
+  NodeId id = static_cast<NodeId>(nodes_.size());
+  if (replacement.name.empty()) replacement.name = "n" + std::to_string(id);
+  replacement.inputs = live_in;
+  replacement.outputs = live_out;
+  for (NodeId n : in_region) nodes_[n].dead = true;
+  for (ValueId v : live_out) values_[v].producer = id;
+  nodes_.push_back(std::move(replacement));
+  return id;
+}
+
+}  // namespace hf

@@ -1,0 +1,256 @@
+#include "runtime/ops/op_table.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/ir/error.h"
+#include "runtime/ops/reduce_mode.h"
+
+namespace hf {
+
+namespace {
+
+constexpr int kOpArity[] = {
+#define X(NAME, ARITY) ARITY,
+#include "runtime/ops/op_types.def"
+#undef X
+};
+
+[[noreturn]] void fail(const Node& n, const std::string& msg) {
+  throw Error(describe(n) + ": " + msg);
+}
+
+bool kind_accepts(ModeKind k, DType t) {
+  switch (k) {
+    case ModeKind::Float:
+    case ModeKind::Predicate: return is_float(t);
+    case ModeKind::Numeric:
+    case ModeKind::Compare: return t != DType::Bool;
+    case ModeKind::Int: return is_int(t);
+    case ModeKind::Logic: return t == DType::Bool || is_int(t);
+  }
+  return false;
+}
+
+const char* kind_text(ModeKind k) {
+  switch (k) {
+    case ModeKind::Float: return "a float type (f32, f16, bf16)";
+    case ModeKind::Predicate: return "a float type (f32, f16, bf16)";
+    case ModeKind::Numeric: return "a numeric type (not bool)";
+    case ModeKind::Compare: return "a numeric type (not bool)";
+    case ModeKind::Int: return "an integer type (i32, i64, u8)";
+    case ModeKind::Logic: return "bool or an integer type";
+  }
+  return "?";
+}
+
+std::vector<ValueType> infer_elemwise(const Node& n, const std::vector<ValueType>& in) {
+  const ModeInfo& m = mode_info(n.mode);
+  if (static_cast<int>(in.size()) != m.arity)
+    fail(n, "takes " + std::to_string(m.arity) + " inputs, got " + std::to_string(in.size()));
+  Shape out = in[0].shape;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i].dtype != in[0].dtype)
+      fail(n, "input " + std::to_string(i) + " is " + std::string(dtype_name(in[i].dtype)) +
+                  " but input 0 is " + std::string(dtype_name(in[0].dtype)) +
+                  " (insert a TypeCvt)");
+    auto b = broadcast_shapes(out, in[i].shape);
+    if (!b) fail(n, "input shapes " + to_string(out) + " and " + to_string(in[i].shape) +
+                        " do not broadcast");
+    out = *b;
+  }
+  if (!kind_accepts(m.kind, in[0].dtype))
+    fail(n, std::string("needs ") + kind_text(m.kind) + ", got " +
+                std::string(dtype_name(in[0].dtype)));
+  bool to_bool = m.kind == ModeKind::Compare || m.kind == ModeKind::Predicate;
+  return {{to_bool ? DType::Bool : in[0].dtype, out}};
+}
+
+Shape reshape_target(const Node& n, const Shape& in) {
+  std::vector<int64_t> spec = n.attr_ints("shape");
+  Shape out(spec.begin(), spec.end());
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      if (infer >= 0) fail(n, "shape has more than one -1");
+      infer = static_cast<int>(i);
+    } else if (out[i] < 0) {
+      fail(n, "shape " + to_string(out) + " has a negative dimension");
+    } else {
+      known *= out[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || numel(in) % known != 0)
+      fail(n, "cannot reshape " + to_string(in) + " to " + to_string(out));
+    out[infer] = numel(in) / known;
+  }
+  if (numel(out) != numel(in))
+    fail(n, "cannot reshape " + to_string(in) + " (" + std::to_string(numel(in)) +
+                " elements) to " + to_string(out));
+  return out;
+}
+
+DType dtype_attr(const Node& n) {
+  auto t = parse_dtype(n.attr_str("dtype"));
+  if (!t) fail(n, "unknown dtype '" + n.attr_str("dtype") + "'");
+  return *t;
+}
+
+}  // namespace
+
+std::vector<int> reduce_axes(const Node& n, int rank) {
+  std::vector<int64_t> raw = n.attr_ints("axes", std::vector<int64_t>{});
+  std::vector<int> axes;
+  if (raw.empty())
+    for (int i = 0; i < rank; ++i) axes.push_back(i);
+  for (int64_t a : raw) {
+    auto ax = normalize_axis(a, rank);
+    if (!ax) fail(n, "axis " + std::to_string(a) + " is out of range for rank " +
+                         std::to_string(rank));
+    axes.push_back(*ax);
+  }
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) fail(n, "axes repeat");
+  return axes;
+}
+
+std::vector<int> dimshuffle_perm(const Node& n, int in_rank) {
+  std::vector<int64_t> raw = n.attr_ints("perm");
+  std::vector<int> perm;
+  std::vector<bool> used(in_rank, false);
+  for (int64_t p : raw) {
+    if (p == -1) {
+      perm.push_back(-1);
+      continue;
+    }
+    if (p < 0 || p >= in_rank || used[p])
+      fail(n, "perm must list each of the " + std::to_string(in_rank) +
+                  " input axes once (-1 inserts an axis)");
+    used[p] = true;
+    perm.push_back(static_cast<int>(p));
+  }
+  if (std::count(used.begin(), used.end(), true) != in_rank)
+    fail(n, "perm must list each of the " + std::to_string(in_rank) + " input axes once");
+  if (perm.size() > static_cast<size_t>(kMaxRank)) fail(n, "perm makes the rank too large");
+  return perm;
+}
+
+std::vector<ValueType> infer_outputs(const Node& n, const std::vector<ValueType>& in) {
+  int arity = kOpArity[static_cast<int>(n.op)];
+  if (arity >= 0 && static_cast<int>(in.size()) != arity)
+    fail(n, "takes " + std::to_string(arity) + " inputs, got " + std::to_string(in.size()));
+  switch (n.op) {
+    case OpType::Elemwise: return infer_elemwise(n, in);
+    case OpType::PowC:
+      if (!is_float(in[0].dtype)) fail(n, "needs a float input");
+      if (!std::isfinite(n.attr_float("exponent"))) fail(n, "exponent must be finite");
+      return {in[0]};
+    case OpType::TypeCvt: return {{dtype_attr(n), in[0].shape}};
+    case OpType::Reduce: {
+      auto mode = parse_reduce_mode(n.attr_str("mode"));
+      if (!mode) fail(n, "unknown reduce mode '" + n.attr_str("mode") + "'");
+      if (in[0].dtype == DType::Bool) fail(n, "cannot reduce bool");
+      int rank = static_cast<int>(in[0].shape.size());
+      std::vector<int> axes = reduce_axes(n, rank);
+      bool keep = n.attr_int("keepdims", 1) != 0;
+      Shape out;
+      for (int i = 0; i < rank; ++i) {
+        bool reduced = std::binary_search(axes.begin(), axes.end(), i);
+        if (reduced && in[0].shape[i] == 0 && (*mode == ReduceMode::MIN || *mode == ReduceMode::MAX))
+          fail(n, "MIN/MAX over an empty axis");
+        if (!reduced) out.push_back(in[0].shape[i]);
+        else if (keep) out.push_back(1);
+      }
+      return {{in[0].dtype, out}};
+    }
+    case OpType::Dimshuffle: {
+      std::vector<int> perm = dimshuffle_perm(n, static_cast<int>(in[0].shape.size()));
+      Shape out;
+      for (int p : perm) out.push_back(p < 0 ? 1 : in[0].shape[p]);
+      return {{in[0].dtype, out}};
+    }
+    case OpType::Reshape: return {{in[0].dtype, reshape_target(n, in[0].shape)}};
+    case OpType::Broadcast: {
+      std::vector<int64_t> s = n.attr_ints("shape");
+      Shape to(s.begin(), s.end());
+      if (!broadcasts_to(in[0].shape, to))
+        fail(n, "cannot broadcast " + to_string(in[0].shape) + " to " + to_string(to));
+      return {{in[0].dtype, to}};
+    }
+    case OpType::Constant: {
+      std::vector<int64_t> s = n.attr_ints("shape", std::vector<int64_t>{});
+      Shape shape(s.begin(), s.end());
+      for (int64_t d : shape)
+        if (d < 0) fail(n, "shape " + to_string(shape) + " has a negative dimension");
+      size_t count = n.attr_floats("value").size();
+      if (count != 1 && static_cast<int64_t>(count) != numel(shape))
+        fail(n, "value has " + std::to_string(count) + " elements, shape " + to_string(shape) +
+                    " needs 1 or " + std::to_string(numel(shape)));
+      return {{dtype_attr(n), shape}};
+    }
+    case OpType::MatMul: {
+      const Shape& a = in[0].shape;
+      const Shape& b = in[1].shape;
+      if (in[0].dtype != in[1].dtype || !is_float(in[0].dtype))
+        fail(n, "needs two inputs of the same float type");
+      if (a.size() < 2 || b.size() < 2) fail(n, "needs inputs of rank >= 2");
+      if (a.back() != b[b.size() - 2])
+        fail(n, "inner dimensions differ: " + to_string(a) + " x " + to_string(b));
+      auto batch = broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+      if (!batch) fail(n, "batch dimensions do not broadcast: " + to_string(a) + " x " + to_string(b));
+      batch->push_back(a[a.size() - 2]);
+      batch->push_back(b.back());
+      return {{in[0].dtype, *batch}};
+    }
+    case OpType::Fused: {
+      auto* sig = dynamic_cast<const FusedSignature*>(n.payload.get());
+      if (!sig) fail(n, "fused node without a kernel spec");
+      return sig->output_types(in);
+    }
+  }
+  fail(n, "unknown op type");
+}
+
+namespace {
+std::vector<ValueType> input_types(const Graph& g, const Node& n) {
+  std::vector<ValueType> t;
+  for (ValueId v : n.inputs) t.push_back({g.value(v).dtype, g.value(v).shape});
+  return t;
+}
+}  // namespace
+
+double node_flops(const Graph& g, const Node& n) {
+  if (n.outputs.empty()) return 0;
+  double out = static_cast<double>(numel(g.value(n.outputs[0]).shape));
+  switch (n.op) {
+    case OpType::Elemwise: return out * mode_info(n.mode).flops;
+    case OpType::PowC: {
+      double e = n.attr_float("exponent");
+      bool small_int = e == std::round(e) && std::fabs(e) <= 4;
+      return out * (small_int ? std::max(1.0, std::fabs(e) - 1) : 20);
+    }
+    case OpType::Reduce: return static_cast<double>(numel(g.value(n.inputs[0]).shape));
+    case OpType::MatMul: {
+      const Shape& a = g.value(n.inputs[0]).shape;
+      return 2.0 * out * static_cast<double>(a.back());
+    }
+    case OpType::Fused: {
+      auto* sig = dynamic_cast<const FusedSignature*>(n.payload.get());
+      return sig ? sig->flops(input_types(g, n)) : 0;
+    }
+    default: return 0;
+  }
+}
+
+double node_bytes(const Graph& g, const Node& n) {
+  double bytes = 0;
+  for (ValueId v : n.inputs)
+    bytes += static_cast<double>(numel(g.value(v).shape)) * dtype_size(g.value(v).dtype);
+  for (ValueId v : n.outputs)
+    bytes += static_cast<double>(numel(g.value(v).shape)) * dtype_size(g.value(v).dtype);
+  return bytes;
+}
+
+}  // namespace hf

@@ -1,0 +1,192 @@
+// The graph IR: shape/dtype inference, the verifier's messages, topological order and
+// the region-replacement rewrite that fusion relies on.
+#include <gtest/gtest.h>
+
+#include "runtime/ir/error.h"
+#include "runtime/ir/graph.h"
+#include "runtime/ops/op_table.h"
+
+namespace hf {
+namespace {
+
+Node ew(Mode m, std::vector<ValueId> in, std::string name = "") {
+  Node n;
+  n.name = std::move(name);
+  n.op = OpType::Elemwise;
+  n.mode = m;
+  n.inputs = std::move(in);
+  return n;
+}
+
+Node op(OpType t, std::vector<ValueId> in, Attrs attrs, std::string name = "") {
+  Node n;
+  n.name = std::move(name);
+  n.op = t;
+  n.inputs = std::move(in);
+  n.attrs = std::move(attrs);
+  return n;
+}
+
+// Runs `f` and returns the hf::Error message (empty if nothing was thrown).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Graph, ElemwiseInfersBroadcastShapeAndBoolForComparisons) {
+  Graph g;
+  ValueId a = g.add_input("a", DType::F32, {4, 1, 3});
+  ValueId b = g.add_input("b", DType::F32, {5, 1});
+  ValueId s = g.add_node(ew(Mode::ADD, {a, b}))[0];
+  EXPECT_EQ(g.value(s).shape, (Shape{4, 5, 3}));
+  ValueId c = g.add_node(ew(Mode::LT, {a, b}))[0];
+  EXPECT_EQ(g.value(c).dtype, DType::Bool);
+  ValueId i = g.add_node(ew(Mode::ISNAN, {a}))[0];
+  EXPECT_EQ(g.value(i).dtype, DType::Bool);
+}
+
+TEST(Graph, ErrorsNameTheNode) {
+  Graph g;
+  ValueId a = g.add_input("a", DType::F32, {3});
+  ValueId b = g.add_input("b", DType::F32, {4});
+  ValueId i = g.add_input("i", DType::I32, {3});
+  EXPECT_EQ(error_of([&] { g.add_node(ew(Mode::ADD, {a, b}, "sum")); }),
+            "node 'sum' (Elemwise ADD): input shapes [3] and [4] do not broadcast");
+  EXPECT_EQ(error_of([&] { g.add_node(ew(Mode::ADD, {a}, "one")); }),
+            "node 'one' (Elemwise ADD): takes 2 inputs, got 1");
+  EXPECT_EQ(error_of([&] { g.add_node(ew(Mode::EXP, {i}, "e")); }),
+            "node 'e' (Elemwise EXP): needs a float type (f32, f16, bf16), got i32");
+  EXPECT_EQ(error_of([&] { g.add_node(ew(Mode::SHL, {a, a}, "s")); }),
+            "node 's' (Elemwise SHL): needs an integer type (i32, i64, u8), got f32");
+  EXPECT_EQ(error_of([&] { g.add_node(ew(Mode::MUL, {a, i}, "m")); }),
+            "node 'm' (Elemwise MUL): input 1 is i32 but input 0 is f32 (insert a TypeCvt)");
+  EXPECT_EQ(error_of([&] { g.add_node(op(OpType::Reshape, {a}, {{"shape", std::vector<int64_t>{2, 2}}}, "r")); }),
+            "node 'r' (Reshape): cannot reshape [3] (3 elements) to [2,2]");
+  EXPECT_EQ(error_of([&] { g.add_node(op(OpType::Reduce, {a}, {{"mode", std::string("AVG")}}, "red")); }),
+            "node 'red' (Reduce): unknown reduce mode 'AVG'");
+  EXPECT_EQ(error_of([&] { g.add_node(op(OpType::Reduce, {a}, {}, "red2")); }),
+            "node 'red2' (Reduce): missing attribute 'mode'");
+  EXPECT_EQ(error_of([&] { g.add_node(op(OpType::PowC, {a}, {{"exponent", std::string("two")}}, "p")); }),
+            "node 'p' (PowC): attribute 'exponent' must be a number");
+}
+
+TEST(Graph, ReduceDimshuffleReshapeBroadcastConstantMatMulShapes) {
+  Graph g;
+  ValueId x = g.add_input("x", DType::F32, {2, 3, 4});
+  auto shape_of = [&](Node n) { return g.value(g.add_node(std::move(n))[0]).shape; };
+  EXPECT_EQ(shape_of(op(OpType::Reduce, {x}, {{"mode", std::string("SUM")}, {"axes", std::vector<int64_t>{-1}}})),
+            (Shape{2, 3, 1}));
+  EXPECT_EQ(shape_of(op(OpType::Reduce, {x}, {{"mode", std::string("MAX")}, {"axes", std::vector<int64_t>{0, 2}}, {"keepdims", int64_t{0}}})),
+            (Shape{3}));
+  EXPECT_EQ(shape_of(op(OpType::Reduce, {x}, {{"mode", std::string("MEAN")}})), (Shape{1, 1, 1}));
+  EXPECT_EQ(shape_of(op(OpType::Dimshuffle, {x}, {{"perm", std::vector<int64_t>{2, -1, 0, 1}}})),
+            (Shape{4, 1, 2, 3}));
+  EXPECT_EQ(shape_of(op(OpType::Reshape, {x}, {{"shape", std::vector<int64_t>{6, -1}}})), (Shape{6, 4}));
+  EXPECT_EQ(shape_of(op(OpType::Broadcast, {x}, {{"shape", std::vector<int64_t>{5, 2, 3, 4}}})),
+            (Shape{5, 2, 3, 4}));
+  EXPECT_EQ(shape_of(op(OpType::Constant, {}, {{"dtype", std::string("f32")}, {"shape", std::vector<int64_t>{2}}, {"value", std::vector<double>{1, 2}}})),
+            (Shape{2}));
+  ValueId w = g.add_input("w", DType::F32, {4, 7});
+  EXPECT_EQ(shape_of(op(OpType::MatMul, {x, w}, {})), (Shape{2, 3, 7}));
+  EXPECT_NE(error_of([&] { g.add_node(op(OpType::MatMul, {w, x}, {}, "mm")); }).find("inner dimensions differ"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { g.add_node(op(OpType::Dimshuffle, {x}, {{"perm", std::vector<int64_t>{0, 0, 1}}}, "d")); })
+                .find("each of the 3 input axes once"),
+            std::string::npos);
+}
+
+TEST(Graph, DuplicateNamesAndUndefinedValuesAreRejected) {
+  Graph g;
+  g.add_input("a", DType::F32, {3});
+  EXPECT_EQ(error_of([&] { g.add_input("a", DType::F32, {3}); }), "value name 'a' is defined twice");
+  EXPECT_NE(error_of([&] { g.add_node(ew(Mode::RELU, {42}, "bad")); }).find("undefined value"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { g.add_input("deep", DType::F32, Shape(9, 1)); }).find("rank 9"),
+            std::string::npos);
+  EXPECT_EQ(error_of([&] { verify(g); }), "graph '' has no outputs");
+}
+
+// a -> relu -> r ; r -> exp -> e ; (r, e) -> add -> y : the diamond fusion sees.
+struct Diamond {
+  Graph g;
+  ValueId a, r, e, y;
+  NodeId relu, exp, add;
+  Diamond() {
+    a = g.add_input("a", DType::F32, {8});
+    r = g.add_node(ew(Mode::RELU, {a}, "relu"))[0];
+    e = g.add_node(ew(Mode::EXP, {r}, "exp"))[0];
+    y = g.add_node(ew(Mode::ADD, {r, e}, "add"))[0];
+    relu = 0, exp = 1, add = 2;
+    g.mark_output(y);
+  }
+};
+
+struct FakeSpec : FusedSignature {
+  std::vector<ValueType> outs;
+  std::vector<ValueType> output_types(const std::vector<ValueType>&) const override { return outs; }
+  double flops(const std::vector<ValueType>&) const override { return 0; }
+};
+
+TEST(Graph, ReplaceNodesComputesLiveInsAndLiveOuts) {
+  Diamond d;
+  Node fused;
+  fused.op = OpType::Fused;
+  fused.name = "fused";
+  auto spec = std::make_shared<FakeSpec>();
+  spec->outs = {{DType::F32, {8}}};
+  fused.payload = spec;
+  NodeId f = d.g.replace_nodes({d.relu, d.exp, d.add}, fused);
+  EXPECT_EQ(d.g.node(f).inputs, std::vector<ValueId>{d.a});
+  EXPECT_EQ(d.g.node(f).outputs, std::vector<ValueId>{d.y});
+  EXPECT_EQ(d.g.live_node_count(), 1);
+  EXPECT_EQ(d.g.topo_order(), std::vector<NodeId>{f});
+  EXPECT_NO_THROW(verify(d.g));
+}
+
+TEST(Graph, ReplaceNodesKeepsValuesUsedOutsideAsOutputs) {
+  Diamond d;
+  Node fused;
+  fused.op = OpType::Fused;
+  auto spec = std::make_shared<FakeSpec>();
+  spec->outs = {{DType::F32, {8}}, {DType::F32, {8}}};
+  fused.payload = spec;
+  NodeId f = d.g.replace_nodes({d.relu, d.exp}, fused);  // r is also read by add
+  EXPECT_EQ(d.g.node(f).outputs, (std::vector<ValueId>{d.r, d.e}));
+  EXPECT_EQ(d.g.topo_order(), (std::vector<NodeId>{f, d.add}));
+  EXPECT_NO_THROW(verify(d.g));
+}
+
+TEST(Graph, ReplaceNodesRefusesACycle) {
+  // relu and add fused without exp would need exp's output inside and exp's input outside.
+  Diamond d;
+  Node fused;
+  fused.op = OpType::Fused;
+  std::string msg = error_of([&] { d.g.replace_nodes({d.relu, d.add}, fused); });
+  EXPECT_NE(msg.find("would create a cycle through node 'exp'"), std::string::npos) << msg;
+  EXPECT_EQ(d.g.live_node_count(), 3);  // unchanged
+}
+
+TEST(Graph, TopoOrderIsInsertionOrderAndDetectsConsumersOfDeadNodes) {
+  Diamond d;
+  EXPECT_EQ(d.g.topo_order(), (std::vector<NodeId>{0, 1, 2}));
+  EXPECT_EQ(d.g.consumers(d.r), (std::vector<NodeId>{1, 2}));
+}
+
+TEST(OpTable, FlopsAndBytesFollowShapes) {
+  Graph g;
+  ValueId a = g.add_input("a", DType::F32, {1024});
+  ValueId b = g.add_input("b", DType::F32, {1});
+  g.add_node(ew(Mode::ADD, {a, b}));
+  g.add_node(ew(Mode::EXP, {a}));
+  EXPECT_EQ(node_flops(g, g.node(0)), 1024);
+  EXPECT_EQ(node_bytes(g, g.node(0)), (1024 + 1 + 1024) * 4);
+  EXPECT_EQ(node_flops(g, g.node(1)), 1024 * mode_info(Mode::EXP).flops);
+}
+
+}  // namespace
+}  // namespace hf
