@@ -58,7 +58,7 @@ TEST(GraphJson, EveryExampleParsesAndRoundTrips) {
 }
 
 TEST(GraphJson, BadFilesGiveOneClearMessage) {
-  EXPECT_EQ(error_of("{\"nodes\": [}").substr(0, 31), "g.json: malformed JSON at byte ");
+  EXPECT_EQ(error_of("{\"nodes\": [}").substr(0, 45), "g.json: malformed JSON at line 1, column 12: ");
   EXPECT_EQ(error_of("[]"), "g.json: graph must be a JSON object");
   EXPECT_EQ(error_of(R"({"nodes": [], "outputs": [], "extra": 1})"), "g.json: graph: unknown key 'extra'");
   EXPECT_EQ(error_of(R"({"version": 9, "nodes": [], "outputs": []})"),

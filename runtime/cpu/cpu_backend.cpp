@@ -1,1 +1,115 @@
-// placeholder until the CPU backend adapter lands
+#include "runtime/cpu/cpu_backend.h"
+
+#include <cstring>
+#include <functional>
+
+#include "runtime/cpu/kernels.h"
+#include "runtime/ir/error.h"
+#include "runtime/ops/half.h"
+#include "runtime/ops/op_table.h"
+
+namespace hf::cpu {
+
+namespace {
+
+using RunFn = std::function<void(std::span<const TensorView>, std::span<const TensorView>)>;
+
+class FnKernel final : public Kernel {
+ public:
+  explicit FnKernel(RunFn fn) : fn_(std::move(fn)) {}
+  void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    fn_(in, out);
+  }
+
+ private:
+  RunFn fn_;
+};
+
+// Writes `values` (one = splat) into a contiguous tensor of any dtype.
+void fill(const TensorView& out, const std::vector<double>& values) {
+  int64_t n = out.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    double v = values.size() == 1 ? values[0] : values[i];
+    char* p = static_cast<char*>(out.data) + i * dtype_size(out.dtype);
+    switch (out.dtype) {
+      case DType::F32: *reinterpret_cast<float*>(p) = static_cast<float>(v); break;
+      case DType::F16: *reinterpret_cast<f16*>(p) = to_f16(static_cast<float>(v)); break;
+      case DType::BF16: *reinterpret_cast<bf16*>(p) = to_bf16(static_cast<float>(v)); break;
+      case DType::I32: *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(v); break;
+      case DType::I64: *reinterpret_cast<int64_t*>(p) = static_cast<int64_t>(v); break;
+      case DType::Bool: *reinterpret_cast<uint8_t*>(p) = v != 0; break;
+      case DType::U8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v); break;
+    }
+  }
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(ThreadPool* pool) : pool_(pool ? pool : &ThreadPool::global()) {}
+
+std::unique_ptr<Kernel> CpuBackend::make_kernel(const Graph& g, const Node& n) {
+  ThreadPool& pool = *pool_;
+  switch (n.op) {
+    case OpType::Elemwise: {
+      Mode mode = n.mode;
+      // Shapes are fixed per plan: the broadcast views are built on the first run, later
+      // runs only swap data pointers, so iterations allocate nothing.
+      auto bcast = std::make_shared<std::vector<TensorView>>();
+      return std::make_unique<FnKernel>([mode, &pool, bcast](auto in, auto out) {
+        if (bcast->empty())
+          for (const TensorView& v : in)
+            bcast->push_back(v.shape == out[0].shape ? v : v.broadcast_to(out[0].shape));
+        for (size_t i = 0; i < in.size(); ++i) (*bcast)[i].data = in[i].data;
+        elemwise(mode, *bcast, out[0], pool);
+      });
+    }
+    case OpType::PowC: {
+      float e = static_cast<float>(n.attr_float("exponent"));
+      return std::make_unique<FnKernel>(
+          [e, &pool](auto in, auto out) { pow_const(in[0], e, out[0], pool); });
+    }
+    case OpType::TypeCvt:
+      return std::make_unique<FnKernel>(
+          [&pool](auto in, auto out) { type_convert(in[0], out[0], pool); });
+    case OpType::Reduce: {
+      ReduceMode mode = *parse_reduce_mode(n.attr_str("mode"));
+      const Shape& in_shape = g.value(n.inputs[0]).shape;
+      std::vector<int> axes = reduce_axes(n, static_cast<int>(in_shape.size()));
+      Shape kept = in_shape;
+      for (int a : axes) kept[a] = 1;
+      return std::make_unique<FnKernel>([mode, axes, kept, &pool](auto in, auto out) {
+        TensorView o = contiguous_view(out[0].data, out[0].dtype, kept);
+        reduce(mode, in[0], axes, o, pool);
+      });
+    }
+    case OpType::Dimshuffle: {
+      std::vector<int> perm = dimshuffle_perm(n, g.value(n.inputs[0]).shape.size());
+      return std::make_unique<FnKernel>([perm, &pool](auto in, auto out) {
+        TensorView src{in[0].data, in[0].dtype, out[0].shape, Strides(perm.size(), 0)};
+        for (size_t i = 0; i < perm.size(); ++i)
+          if (perm[i] >= 0) src.strides[i] = in[0].strides[perm[i]];
+        copy(src, out[0], pool);
+      });
+    }
+    case OpType::Reshape:
+      return std::make_unique<FnKernel>([&pool](auto in, auto out) {
+        copy(contiguous_view(in[0].data, in[0].dtype, out[0].shape), out[0], pool);
+      });
+    case OpType::Broadcast:
+      return std::make_unique<FnKernel>(
+          [&pool](auto in, auto out) { copy(in[0].broadcast_to(out[0].shape), out[0], pool); });
+    case OpType::Constant: {
+      std::vector<double> values = n.attr_floats("value");
+      return std::make_unique<FnKernel>([values](auto, auto out) { fill(out[0], values); });
+    }
+    case OpType::MatMul:
+      return std::make_unique<FnKernel>(
+          [&pool](auto in, auto out) { matmul(in[0], in[1], out[0], pool); });
+    case OpType::Fused:
+      throw Error(describe(n) + ": fused nodes run through the fusion engine's kernels, "
+                                "not the unfused CPU backend");
+  }
+  throw Error(describe(n) + ": not supported by the CPU backend");
+}
+
+}  // namespace hf::cpu

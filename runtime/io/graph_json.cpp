@@ -154,8 +154,12 @@ Graph parse_graph_json(const std::string& text, const std::string& origin) {
   try {
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
-    throw Error(origin + ": malformed JSON at byte " + std::to_string(e.byte) + ": " +
-                e.what());
+    // nlohmann's text is "[json.exception.parse_error.101] parse error at line 1, column
+    // 12: ..."; keep the part after "parse error ", which names the position.
+    std::string what = e.what();
+    size_t at = what.find("parse error ");
+    what = at == std::string::npos ? what : what.substr(at + 12);
+    throw Error(origin + ": malformed JSON " + what);
   }
   try {
     return build(doc);

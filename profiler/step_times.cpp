@@ -1,0 +1,89 @@
+#include "profiler/step_times.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+
+#include "runtime/ops/op_table.h"
+
+namespace hf {
+
+StepTimes::StepTimes(size_t steps, size_t iterations) : times_(steps) {
+  for (auto& t : times_) t.reserve(iterations);
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+double StepTimes::median(size_t step) const { return median_of(times_[step]); }
+
+std::vector<OpRow> op_rows(const Graph& g, const Plan& plan, const StepTimes& times) {
+  std::vector<OpRow> rows;
+  for (size_t s = 0; s < plan.steps().size(); ++s) {
+    const Node& n = g.node(plan.steps()[s].node);
+    OpRow r;
+    r.node = n.name;
+    r.op = std::string(op_type_name(n.op));
+    if (n.op == OpType::Elemwise) r.op += std::string(" ") + mode_info(n.mode).name;
+    if (!n.outputs.empty()) {
+      const Value& v = g.value(n.outputs[0]);
+      r.output = std::string(dtype_name(v.dtype)) + to_string(v.shape);
+    }
+    r.seconds = times.median(s);
+    r.bytes = node_bytes(g, n);
+    r.flops = node_flops(g, n);
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+namespace {
+std::string human_time(double s) {
+  char buf[32];
+  if (s >= 1) std::snprintf(buf, sizeof buf, "%.3f s", s);
+  else if (s >= 1e-3) std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
+  else std::snprintf(buf, sizeof buf, "%.1f us", s * 1e6);
+  return buf;
+}
+std::string human_bytes(double b) {
+  char buf[32];
+  if (b >= 1e9) std::snprintf(buf, sizeof buf, "%.2f GB", b * 1e-9);
+  else if (b >= 1e6) std::snprintf(buf, sizeof buf, "%.2f MB", b * 1e-6);
+  else if (b >= 1e3) std::snprintf(buf, sizeof buf, "%.1f kB", b * 1e-3);
+  else std::snprintf(buf, sizeof buf, "%.0f B", b);
+  return buf;
+}
+}  // namespace
+
+void print_op_table(std::ostream& os, const std::vector<OpRow>& rows) {
+  double total = 0;
+  size_t wn = 4, wo = 2, ws = 6;
+  for (const OpRow& r : rows) {
+    total += r.seconds;
+    wn = std::max(wn, r.node.size());
+    wo = std::max(wo, r.op.size());
+    ws = std::max(ws, r.output.size());
+  }
+  char line[512];
+  std::snprintf(line, sizeof line, "%4s  %-*s  %-*s  %-*s  %12s  %10s  %8s  %6s\n", "#",
+                (int)wn, "node", (int)wo, "op", (int)ws, "output", "time (med)", "bytes",
+                "GB/s", "share");
+  os << line;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const OpRow& r = rows[i];
+    std::snprintf(line, sizeof line, "%4zu  %-*s  %-*s  %-*s  %12s  %10s  %8.1f  %5.1f%%\n", i,
+                  (int)wn, r.node.c_str(), (int)wo, r.op.c_str(), (int)ws, r.output.c_str(),
+                  human_time(r.seconds).c_str(), human_bytes(r.bytes).c_str(), r.gbps(),
+                  total > 0 ? 100 * r.seconds / total : 0.0);
+    os << line;
+  }
+  std::snprintf(line, sizeof line, "%4s  %-*s  %-*s  %-*s  %12s\n", "", (int)wn, "sum of ops",
+                (int)wo, "", (int)ws, "", human_time(total).c_str());
+  os << line;
+}
+
+}  // namespace hf

@@ -1,0 +1,22 @@
+// The CPU backend: graph nodes mapped onto the kernels in kernels.h, run on a thread pool.
+#pragma once
+#include "runtime/cpu/thread_pool.h"
+#include "runtime/exec/backend.h"
+
+namespace hf::cpu {
+
+class CpuBackend final : public Backend {
+ public:
+  // pool: the pool kernels run on; nullptr means ThreadPool::global().
+  explicit CpuBackend(ThreadPool* pool = nullptr);
+  std::string_view name() const override { return "cpu"; }
+  std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) override;
+  void* alloc(size_t bytes) override { return alloc_host(bytes); }
+  void free(void* p) override { free_host(p); }
+  ThreadPool& pool() { return *pool_; }
+
+ private:
+  ThreadPool* pool_;
+};
+
+}  // namespace hf::cpu

@@ -1,0 +1,35 @@
+// What the planner needs from a device: kernels for nodes, and memory.
+//
+// Backends are peers: the CPU backend is what runs where there is no GPU, and the CUDA
+// backend implements the same interface. A Kernel is built once per node at plan time
+// (where it may precompute anything shape-dependent) and run every iteration.
+#pragma once
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "runtime/ir/graph.h"
+#include "runtime/ir/tensor.h"
+
+namespace hf {
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Views carry the node's value shapes and dtypes and are contiguous.
+  virtual void run(std::span<const TensorView> inputs, std::span<const TensorView> outputs) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  // Throws hf::Error naming the node when this backend cannot run it.
+  virtual std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) = 0;
+  virtual void* alloc(size_t bytes) = 0;
+  virtual void free(void* p) = 0;
+  // Blocks until all work issued so far has finished (a no-op on the CPU).
+  virtual void sync() {}
+};
+
+}  // namespace hf

@@ -1,0 +1,52 @@
+#include "runtime/exec/executor.h"
+
+#include "runtime/ir/error.h"
+
+namespace hf {
+
+namespace {
+const Graph& verified(const Graph& g) {
+  verify(g);
+  return g;
+}
+}  // namespace
+
+Executor::Executor(const Graph& g, Backend& backend)
+    : graph_(verified(g)), backend_(backend), plan_(g, backend) {
+  outputs_.resize(g.outputs().size());
+}
+
+std::span<const TensorView> Executor::run(std::span<const TensorView> inputs,
+                                          StepObserver* observer) {
+  const auto& ids = graph_.inputs();
+  if (inputs.size() != ids.size())
+    throw Error("graph '" + graph_.name + "' takes " + std::to_string(ids.size()) +
+                " inputs, got " + std::to_string(inputs.size()));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const Value& v = graph_.value(ids[i]);
+    const TensorView& t = inputs[i];
+    if (t.dtype != v.dtype || t.shape != v.shape || !t.is_contiguous())
+      throw Error("input '" + v.name + "' must be a contiguous " +
+                  std::string(dtype_name(v.dtype)) + to_string(v.shape) + " tensor, got " +
+                  std::string(dtype_name(t.dtype)) + to_string(t.shape));
+    plan_.bind_input(i, t.data);
+  }
+  using Clock = std::chrono::steady_clock;
+  auto& steps = plan_.steps();
+  for (size_t s = 0; s < steps.size(); ++s) {
+    Step& st = steps[s];
+    if (!observer) {
+      st.kernel->run(st.inputs, st.outputs);
+      continue;
+    }
+    auto t0 = Clock::now();
+    st.kernel->run(st.inputs, st.outputs);
+    backend_.sync();
+    observer->on_step(s, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  backend_.sync();
+  for (size_t i = 0; i < outputs_.size(); ++i) outputs_[i] = plan_.output(i);
+  return outputs_;
+}
+
+}  // namespace hf

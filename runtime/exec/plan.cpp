@@ -1,0 +1,145 @@
+#include "runtime/exec/plan.h"
+
+#include <algorithm>
+#include <map>
+
+#include "runtime/ir/error.h"
+
+namespace hf {
+
+namespace {
+
+bool elementwise_in_place_ok(const Graph& g, const Node& n, ValueId in, ValueId out) {
+  bool per_element = n.op == OpType::Elemwise || n.op == OpType::PowC || n.op == OpType::TypeCvt;
+  const Value& a = g.value(in);
+  const Value& b = g.value(out);
+  return per_element && a.shape == b.shape && dtype_size(a.dtype) == dtype_size(b.dtype);
+}
+
+size_t value_bytes(const Value& v) {
+  // At least one byte so every value has a distinct, valid pointer.
+  return std::max<size_t>(1, static_cast<size_t>(numel(v.shape)) * dtype_size(v.dtype));
+}
+
+}  // namespace
+
+Plan::Plan(const Graph& g, Backend& backend) : backend_(backend) {
+  std::vector<NodeId> order = g.topo_order();
+  const size_t nv = g.values().size();
+
+  // Where each value dies: the index of the last step reading it (or never, for outputs).
+  constexpr size_t kForever = SIZE_MAX;
+  std::vector<size_t> last_use(nv, 0);
+  for (size_t s = 0; s < order.size(); ++s)
+    for (ValueId v : g.node(order[s]).inputs) last_use[v] = s;
+  for (ValueId v : g.outputs()) last_use[v] = kForever;
+
+  std::vector<int> input_index(nv, -1);
+  for (size_t i = 0; i < g.inputs().size(); ++i) input_index[g.inputs()[i]] = static_cast<int>(i);
+
+  struct Buf {
+    size_t bytes;
+    void* ptr = nullptr;
+  };
+  std::vector<Buf> bufs;
+  std::vector<int> buf_of(nv, -1);
+  std::multimap<size_t, int> free_bufs;  // bytes -> buffer
+
+  auto take_buffer = [&](size_t bytes) {
+    auto it = free_bufs.lower_bound(bytes);
+    if (it != free_bufs.end() && it->first <= 2 * bytes) {
+      int b = it->second;
+      free_bufs.erase(it);
+      return b;
+    }
+    bufs.push_back({bytes});
+    return static_cast<int>(bufs.size()) - 1;
+  };
+
+  for (size_t s = 0; s < order.size(); ++s) {
+    const Node& n = g.node(order[s]);
+    std::vector<int> dying;  // buffers of inputs whose last use is this step
+    for (ValueId v : n.inputs)
+      if (last_use[v] == s && buf_of[v] >= 0 && n.op != OpType::Constant &&
+          std::find(dying.begin(), dying.end(), buf_of[v]) == dying.end())
+        dying.push_back(buf_of[v]);
+    for (ValueId out : n.outputs) {
+      const Value& v = g.value(out);
+      bool pinned = last_use[out] == kForever || n.op == OpType::Constant;
+      int chosen = -1;
+      if (!pinned)
+        for (ValueId in : n.inputs)
+          if (last_use[in] == s && buf_of[in] >= 0 && elementwise_in_place_ok(g, n, in, out)) {
+            auto it = std::find(dying.begin(), dying.end(), buf_of[in]);
+            if (it == dying.end()) continue;
+            chosen = *it;
+            dying.erase(it);
+            break;
+          }
+      if (chosen < 0) {
+        if (pinned) {
+          bufs.push_back({value_bytes(v)});
+          chosen = static_cast<int>(bufs.size()) - 1;
+        } else {
+          chosen = take_buffer(value_bytes(v));
+        }
+      }
+      bufs[chosen].bytes = std::max(bufs[chosen].bytes, value_bytes(v));
+      buf_of[out] = chosen;
+    }
+    for (int b : dying) free_bufs.emplace(bufs[b].bytes, b);
+    // Outputs nobody reads die at once (but are still written).
+    for (ValueId out : n.outputs)
+      if (last_use[out] == 0 && g.consumers(out).empty() && n.op != OpType::Constant &&
+          std::find(g.outputs().begin(), g.outputs().end(), out) == g.outputs().end())
+        free_bufs.emplace(bufs[buf_of[out]].bytes, buf_of[out]);
+  }
+
+  for (Buf& b : bufs) {
+    b.ptr = backend_.alloc(b.bytes);
+    buffers_.push_back(b.ptr);
+    buffer_bytes_ += b.bytes;
+  }
+
+  auto view_of = [&](ValueId v) {
+    const Value& val = g.value(v);
+    void* p = buf_of[v] >= 0 ? bufs[buf_of[v]].ptr : nullptr;
+    return contiguous_view(p, val.dtype, val.shape);
+  };
+
+  for (NodeId id : order) {
+    const Node& n = g.node(id);
+    Step st;
+    st.node = id;
+    st.kernel = backend_.make_kernel(g, n);
+    for (ValueId v : n.inputs) st.inputs.push_back(view_of(v));
+    for (ValueId v : n.outputs) st.outputs.push_back(view_of(v));
+    // Constants are computed once, here, and never become steps of the iteration.
+    if (n.op == OpType::Constant) st.kernel->run(st.inputs, st.outputs);
+    else steps_.push_back(std::move(st));
+  }
+
+  input_uses_.resize(g.inputs().size());
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const Node& n = g.node(steps_[s].node);
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      if (input_index[n.inputs[k]] >= 0) input_uses_[input_index[n.inputs[k]]].push_back({s, k});
+  }
+
+  for (ValueId v : g.outputs()) {
+    output_is_input_.push_back(input_index[v]);
+    outputs_.push_back(view_of(v));
+  }
+}
+
+Plan::~Plan() {
+  for (void* p : buffers_) backend_.free(p);
+}
+
+void Plan::bind_input(size_t i, void* data) {
+  for (const InputUse& u : input_uses_[i]) steps_[u.step].inputs[u.slot].data = data;
+  for (size_t o = 0; o < outputs_.size(); ++o)
+    if (output_is_input_[o] == static_cast<int>(i)) outputs_[o].data = data;
+}
+
+}  // namespace hf

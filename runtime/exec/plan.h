@@ -1,0 +1,53 @@
+// A Plan is a graph lowered for one backend: kernels in execution order and every value's
+// memory decided once.
+//
+// Buffer assignment walks the steps in order and gives each produced value a buffer that
+// is no longer live (best fit by size), or a new one. A step's output may take the buffer
+// of an input that dies at that step when the op reads and writes element by element
+// (Elemwise, PowC, same-size TypeCvt). Graph outputs and constants get their own buffers.
+// All buffers are allocated here, so iterations allocate nothing.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "runtime/exec/backend.h"
+
+namespace hf {
+
+struct Step {
+  NodeId node = kNoNode;
+  std::unique_ptr<Kernel> kernel;
+  std::vector<TensorView> inputs, outputs;  // data pointers fixed, except graph inputs
+};
+
+class Plan {
+ public:
+  // Throws hf::Error naming the node if the backend cannot run it.
+  Plan(const Graph& g, Backend& backend);
+  ~Plan();
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  std::vector<Step>& steps() { return steps_; }
+  const std::vector<Step>& steps() const { return steps_; }
+  // Points every view of graph input `i` at `data` (called by the Executor each run).
+  void bind_input(size_t i, void* data);
+  // The view of graph output `i` (valid until the next run).
+  const TensorView& output(size_t i) const { return outputs_[i]; }
+  size_t buffer_bytes() const { return buffer_bytes_; }  // all planned memory
+
+ private:
+  struct InputUse {
+    size_t step;
+    size_t slot;
+  };
+  Backend& backend_;
+  std::vector<Step> steps_;
+  std::vector<void*> buffers_;
+  std::vector<std::vector<InputUse>> input_uses_;  // per graph input
+  std::vector<int> output_is_input_;               // per graph output: input index or -1
+  std::vector<TensorView> outputs_;
+  size_t buffer_bytes_ = 0;
+};
+
+}  // namespace hf

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Each bad invocation must exit with code 2 and print exactly one line, on stderr, that
+# contains the expected text. Usage: cli_errors.sh HOTFUSE_RUN REPO_ROOT
+set -u
+run=$1
+root=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+expect() {  # expect "substring" args...
+  local want=$1
+  shift
+  "$run" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  local lines
+  lines=$(wc -l <"$tmp/err")
+  if [ "$rc" -ne 2 ] || [ "$lines" -ne 1 ] || ! grep -qF -- "$want" "$tmp/err"; then
+    echo "FAIL: hotfuse-run $* -> rc=$rc, stderr ($lines lines):" >&2
+    cat "$tmp/err" >&2
+    echo "  wanted rc=2 and one line containing: $want" >&2
+    failures=$((failures + 1))
+  else
+    echo "ok: $* -> $(cat "$tmp/err")"
+  fi
+}
+
+printf '{"nodes": [' >"$tmp/truncated.json"
+printf '{"inputs": [{"name": "x", "dtype": "f32", "shape": [4]}],
+ "nodes": [{"name": "bad", "op": "Elemwise", "mode": "FROB", "inputs": ["x"]}], "outputs": ["x"]}' >"$tmp/unknown_mode.json"
+printf '{"inputs": [{"name": "x", "dtype": "f32", "shape": [4]}],
+ "nodes": [{"name": "spin", "op": "Warp", "inputs": ["x"]}], "outputs": ["x"]}' >"$tmp/unknown_op.json"
+printf '{"inputs": [{"name": "x", "dtype": "f32", "shape": [4]}, {"name": "y", "dtype": "f32", "shape": [3]}],
+ "nodes": [{"name": "sum", "op": "Elemwise", "mode": "ADD", "inputs": ["x", "y"]}], "outputs": ["sum:0"]}' >"$tmp/mismatch.json"
+printf '\x00\xff\xfe garbage' >"$tmp/binary.json"
+: >"$tmp/empty.json"
+
+ex="$root/traces/graphs/abc.json"
+expect "/no/such/graph.json: cannot open file" /no/such/graph.json
+expect "truncated.json: malformed JSON" "$tmp/truncated.json"
+expect "empty.json: malformed JSON" "$tmp/empty.json"
+expect "binary.json: malformed JSON" "$tmp/binary.json"
+expect "node 'bad': unknown Elemwise mode 'FROB'" "$tmp/unknown_mode.json"
+expect "node 'spin': unknown op 'Warp'" "$tmp/unknown_op.json"
+expect "node 'sum' (Elemwise ADD): input shapes [4] and [3] do not broadcast" "$tmp/mismatch.json"
+expect "is a directory" "$root/traces"
+expect "--frobnicate" "$ex" --frobnicate
+expect "--iters" "$ex" --iters 0
+expect "--iters" "$ex" --iters abc
+expect "--backend" "$ex" --backend tpu
+expect "--backend cuda" "$ex" --backend cuda
+expect "GRAPH is required" --iters 3
+
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "all bad inputs rejected cleanly"

@@ -1,0 +1,126 @@
+// The executor on the CPU backend against the naive reference interpreter, on every
+// example graph and on graphs that exercise every op type, dtype path and buffer reuse.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/exec/executor.h"
+#include "runtime/io/graph_json.h"
+#include "runtime/io/random_inputs.h"
+#include "runtime/ir/error.h"
+#include "tests/support/reference.h"
+
+namespace hf {
+namespace {
+
+std::vector<TensorView> views(const std::vector<HostTensor>& ts) {
+  std::vector<TensorView> v;
+  for (const HostTensor& t : ts) v.push_back(t.view());
+  return v;
+}
+
+void expect_matches_reference(const Graph& g, double rtol, uint64_t seed = 1) {
+  cpu::CpuBackend backend;
+  Executor exec(g, backend);
+  std::vector<HostTensor> in = random_inputs(g, seed);
+  std::vector<HostTensor> ref = test::reference_run(g, in);
+  for (int iter = 0; iter < 2; ++iter) {  // the second run reuses every buffer
+    auto out = exec.run(views(in));
+    ASSERT_EQ(out.size(), ref.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      test::Mismatch m = test::compare(ref[i].view(), out[i], rtol, 1e-6);
+      EXPECT_EQ(m.index, -1) << g.name << " output " << i << " element " << m.index
+                             << ": expected " << m.expected << ", got " << m.actual;
+    }
+  }
+}
+
+TEST(Executor, EveryExampleGraphMatchesTheReference) {
+  int count = 0;
+  for (const auto& e : std::filesystem::directory_iterator(HF_SOURCE_DIR "/traces/graphs")) {
+    if (e.path().extension() != ".json") continue;
+    SCOPED_TRACE(e.path().string());
+    expect_matches_reference(read_graph_json(e.path().string()), 1e-5);
+    ++count;
+  }
+  EXPECT_GE(count, 7);
+}
+
+TEST(Executor, EveryOpTypeAndDtypePath) {
+  const char* text = R"({
+    "inputs": [{"name": "x", "dtype": "f32", "shape": [3, 4, 5]},
+               {"name": "h", "dtype": "f16", "shape": [4, 5]},
+               {"name": "i", "dtype": "i32", "shape": [3, 1, 5], "init": [-20, 20]},
+               {"name": "w", "dtype": "f32", "shape": [5, 6]}],
+    "nodes": [
+      {"name": "hx", "op": "TypeCvt", "attrs": {"dtype": "f32"}, "inputs": ["h"]},
+      {"name": "s", "op": "Elemwise", "mode": "FUSE_MUL_ADD3", "inputs": ["x", "hx:0", "x"]},
+      {"name": "t", "op": "Dimshuffle", "attrs": {"perm": [2, 0, -1, 1]}, "inputs": ["s:0"]},
+      {"name": "r", "op": "Reduce", "attrs": {"mode": "SUM_SQR", "axes": [0, 3], "keepdims": 0}, "inputs": ["t:0"]},
+      {"name": "b", "op": "Broadcast", "attrs": {"shape": [2, 3, 1]}, "inputs": ["r:0"]},
+      {"name": "rs", "op": "Reshape", "attrs": {"shape": [-1]}, "inputs": ["b:0"]},
+      {"name": "p", "op": "PowC", "attrs": {"exponent": 0.5}, "inputs": ["rs:0"]},
+      {"name": "mm", "op": "MatMul", "inputs": ["x", "w"]},
+      {"name": "mx", "op": "Reduce", "attrs": {"mode": "MAX", "axes": [1]}, "inputs": ["mm:0"]},
+      {"name": "sh", "op": "Elemwise", "mode": "SHR", "inputs": ["i", "i"]},
+      {"name": "lt", "op": "Elemwise", "mode": "LT", "inputs": ["i", "sh:0"]},
+      {"name": "sel", "op": "TypeCvt", "attrs": {"dtype": "f16"}, "inputs": ["lt:0"]},
+      {"name": "g", "op": "Elemwise", "mode": "GELU", "inputs": ["sel:0"]},
+      {"name": "k", "op": "Constant", "attrs": {"dtype": "i64", "shape": [2], "value": [3, -4]}, "inputs": []},
+      {"name": "kk", "op": "Elemwise", "mode": "FLOOR_DIV", "inputs": ["k:0", "k:0"]}
+    ],
+    "outputs": ["p:0", "mx:0", "g:0", "kk:0", "t:0"]})";
+  expect_matches_reference(parse_graph_json(text, "ops.json"), 2e-3);
+}
+
+TEST(Executor, BuffersAreReusedAlongAChain) {
+  // A 10-op chain over 1 MiB tensors needs only a few buffers, not ten.
+  Graph g = read_graph_json(HF_SOURCE_DIR "/traces/graphs/activation_chain.json");
+  cpu::CpuBackend backend;
+  Executor exec(g, backend);
+  size_t tensor = 1 << 22;  // 2^20 floats
+  EXPECT_LE(exec.plan().buffer_bytes(), 4 * tensor + 4096);
+  EXPECT_GE(exec.plan().buffer_bytes(), tensor);
+}
+
+TEST(Executor, OutputsThatAreInputsAndUnusedValues) {
+  const char* text = R"({
+    "inputs": [{"name": "x", "dtype": "f32", "shape": [7]}],
+    "nodes": [{"name": "dead", "op": "Elemwise", "mode": "EXP", "inputs": ["x"]},
+              {"name": "y", "op": "Elemwise", "mode": "NEGATE", "inputs": ["x"]}],
+    "outputs": ["y:0", "x"]})";
+  expect_matches_reference(parse_graph_json(text, "io.json"), 0);
+}
+
+TEST(Executor, WrongInputsAreReportedByName) {
+  Graph g = read_graph_json(HF_SOURCE_DIR "/traces/graphs/abc.json");
+  cpu::CpuBackend backend;
+  Executor exec(g, backend);
+  std::vector<HostTensor> in = random_inputs(g, 0);
+  std::vector<TensorView> v = views(in);
+  v.pop_back();
+  EXPECT_THROW(exec.run(v), Error);
+  HostTensor wrong(DType::F32, {3});
+  v.push_back(wrong.view());
+  try {
+    exec.run(v);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "input 'c' must be a contiguous f32[1048576] tensor, got f32[3]");
+  }
+}
+
+TEST(RandomInputs, AreDeterministicAndRespectInitRanges) {
+  Graph g = read_graph_json(HF_SOURCE_DIR "/traces/graphs/adam.json");
+  auto a = random_inputs(g, 7), b = random_inputs(g, 7), c = random_inputs(g, 8);
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_EQ(0, std::memcmp(a[3].data(), b[3].data(), a[3].bytes()));
+  EXPECT_NE(0, std::memcmp(a[3].data(), c[3].data(), a[3].bytes()));
+  const float* v = a[3].as<float>();  // init [0, 0.01): sqrt must see non-negative values
+  for (int64_t i = 0; i < a[3].numel(); ++i) ASSERT_TRUE(v[i] >= 0 && v[i] < 0.01f);
+}
+
+}  // namespace
+}  // namespace hf
