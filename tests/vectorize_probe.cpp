@@ -1,0 +1,43 @@
+// One loop per vm function, compiled by tests/vectorize.cmake with -fopt-info-vec-optimized:
+// each HF_PROBE line must be reported as a vectorised loop.
+#include "runtime/ops/vmath.h"
+
+#define HF_PROBE(f)                                                       \
+  void probe_##f(float* __restrict y, const float* __restrict x, int n) { \
+    for (int i = 0; i < n; ++i) y[i] = hf::vm::f(x[i]);                   \
+  }
+#define HF_PROBE2(f)                                                                        \
+  void probe_##f(float* __restrict z, const float* __restrict x, const float* __restrict y, \
+                 int n) {                                                                   \
+    for (int i = 0; i < n; ++i) z[i] = hf::vm::f(x[i], y[i]);                               \
+  }
+
+HF_PROBE(exp)
+HF_PROBE(expm1)
+HF_PROBE(log)
+HF_PROBE(log1p)
+HF_PROBE(sin)
+HF_PROBE(cos)
+HF_PROBE(tan)
+HF_PROBE(tanh)
+HF_PROBE(erf)
+HF_PROBE(erfc)
+HF_PROBE(erfinv)
+HF_PROBE(erfcinv)
+HF_PROBE(asin)
+HF_PROBE(acos)
+HF_PROBE(atan)
+HF_PROBE2(atan2)
+HF_PROBE(sinh)
+HF_PROBE(cosh)
+HF_PROBE(asinh)
+HF_PROBE(acosh)
+HF_PROBE(atanh)
+HF_PROBE2(pow)
+HF_PROBE(sqrt)
+HF_PROBE(floor)
+HF_PROBE(ceil)
+HF_PROBE(round)
+HF_PROBE(trunc)
+HF_PROBE2(fmod)
+HF_PROBE(fabs)
