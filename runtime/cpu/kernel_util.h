@@ -1,0 +1,221 @@
+// Private helpers shared by the CPU kernels: dtype <-> C++ type mapping, the conversions
+// type_convert defines, strided layouts with dimension coalescing, and per-thread scratch.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "runtime/cpu/half_bulk.h"
+#include "runtime/ir/tensor.h"
+#include "runtime/ops/half.h"
+
+namespace hf::cpu {
+
+// ---- dtypes ---------------------------------------------------------------------------
+
+template <class T>
+struct TypeTag {
+  using type = T;
+};
+
+// Calls f(TypeTag<T>{}) with T the storage type of `d`.
+template <class F>
+decltype(auto) visit_dtype(DType d, F&& f) {
+  switch (d) {
+    case DType::F32:
+      return f(TypeTag<float>{});
+    case DType::F16:
+      return f(TypeTag<f16>{});
+    case DType::BF16:
+      return f(TypeTag<bf16>{});
+    case DType::I32:
+      return f(TypeTag<i32>{});
+    case DType::I64:
+      return f(TypeTag<i64>{});
+    case DType::Bool:
+      return f(TypeTag<bool>{});
+    case DType::U8:
+      return f(TypeTag<u8>{});
+  }
+  __builtin_unreachable();
+}
+
+template <class T>
+inline constexpr bool kIsHalf = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
+template <class T>
+inline constexpr bool kIsFloatStorage = std::is_same_v<T, float> || kIsHalf<T>;
+
+template <class T>
+inline float to_float(T x) {
+  if constexpr (kIsHalf<T>)
+    return to_f32(x);
+  else
+    return static_cast<float>(x);
+}
+
+// Float -> integer: truncate toward zero, saturate, NaN -> 0. Clamping before the
+// conversion keeps it in range, so the loop has no UB and vectorises (cvttps2dq + blends).
+template <class I>
+inline I saturate_cast(float f) {
+  if constexpr (sizeof(I) == 1) {
+    float c = f > 0.0f ? f : 0.0f;  // NaN -> 0
+    c = c < 255.0f ? c : 255.0f;
+    return static_cast<I>(static_cast<int32_t>(c));
+  } else {
+    constexpr float lo = static_cast<float>(std::numeric_limits<I>::min());  // exact
+    constexpr float hi = -lo;                                                // 2^31 or 2^63
+    float c = f > lo ? f : lo;  // NaN -> lo, fixed below
+    c = c < hi ? c : lo;        // >= hi: fixed below, lo keeps the conversion in range
+    I r = static_cast<I>(c);
+    r = f >= hi ? std::numeric_limits<I>::max() : r;
+    return f != f ? I(0) : r;
+  }
+}
+
+// The element conversion of type_convert (kernels.h): float -> int truncates and
+// saturates (NaN -> 0), int -> narrower int wraps, x -> bool is x != 0 (NaN -> true),
+// bool -> number is 0/1, anything -> f16/bf16 rounds through f32.
+template <class To, class From>
+inline To convert(From x) {
+  if constexpr (std::is_same_v<To, From>) {
+    return x;
+  } else if constexpr (std::is_same_v<To, bool>) {
+    if constexpr (kIsHalf<From>)
+      return (x.bits & 0x7fffu) != 0;
+    else
+      return x != From(0);
+  } else if constexpr (std::is_same_v<To, f16>) {
+    return to_f16(to_float(x));
+  } else if constexpr (std::is_same_v<To, bf16>) {
+    return to_bf16(to_float(x));
+  } else if constexpr (std::is_same_v<To, float>) {
+    return to_float(x);
+  } else if constexpr (kIsFloatStorage<From>) {
+    return saturate_cast<To>(to_float(x));
+  } else {
+    return static_cast<To>(x);  // integer or bool -> integer: modular (C++20)
+  }
+}
+
+// convert() over contiguous arrays. f16 goes through the bulk routines of half_bulk.h, via
+// an f32 buffer for pairs without f32, since per-element f16 code does not vectorise.
+template <class From, class To>
+void convert_n(const From* __restrict in, To* __restrict out, int64_t n) {
+  if constexpr (std::is_same_v<From, To>) {
+    std::memcpy(out, in, n * sizeof(To));
+  } else if constexpr (std::is_same_v<From, f16> && std::is_same_v<To, float>) {
+    to_f32_n(in, out, n);
+  } else if constexpr (std::is_same_v<From, float> && std::is_same_v<To, f16>) {
+    to_f16_n(in, out, n);
+  } else if constexpr (std::is_same_v<From, f16> || std::is_same_v<To, f16>) {
+    constexpr int64_t kChunk = 512;
+    alignas(32) float buf[kChunk];
+    for (int64_t k0 = 0; k0 < n; k0 += kChunk) {
+      const int64_t m = n - k0 < kChunk ? n - k0 : kChunk;
+      convert_n(in + k0, buf, m);
+      convert_n(buf, out + k0, m);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = convert<To>(in[i]);
+  }
+}
+
+// ---- strided layouts ------------------------------------------------------------------
+
+inline constexpr int kMaxOps = 5;  // up to 4 inputs and an output
+
+// A loop nest shared by several operands: one shape, a stride set per operand.
+struct Layout {
+  int rank = 0;
+  int nops = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t stride[kMaxOps][kMaxRank] = {};
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int d = 0; d < rank; ++d) n *= shape[d];
+    return n;
+  }
+
+  // Drops size-1 dimensions and merges neighbours that every operand walks as one, so a
+  // contiguous problem becomes rank 1 and a row broadcast rank 2.
+  void coalesce() {
+    int r = 0;
+    for (int d = 0; d < rank; ++d) {
+      if (shape[d] == 1) continue;
+      if (r > 0) {
+        bool merge = true;
+        for (int k = 0; k < nops; ++k) merge = merge && stride[k][r - 1] == stride[k][d] * shape[d];
+        if (merge) {
+          shape[r - 1] *= shape[d];
+          for (int k = 0; k < nops; ++k) stride[k][r - 1] = stride[k][d];
+          continue;
+        }
+      }
+      shape[r] = shape[d];
+      for (int k = 0; k < nops; ++k) stride[k][r] = stride[k][d];
+      ++r;
+    }
+    rank = r;
+    if (rank == 0) {  // a single element
+      rank = 1;
+      shape[0] = 1;
+      for (int k = 0; k < nops; ++k) stride[k][0] = 0;
+    }
+  }
+
+  // Element offset of operand k at multi-index idx.
+  int64_t offset(int k, const int64_t* idx) const {
+    int64_t o = 0;
+    for (int d = 0; d < rank; ++d) o += idx[d] * stride[k][d];
+    return o;
+  }
+
+  // Multi-index of linear (row-major) position `linear`.
+  void unravel(int64_t linear, int64_t* idx) const {
+    for (int d = rank - 1; d > 0; --d) {
+      idx[d] = linear % shape[d];
+      linear /= shape[d];
+    }
+    idx[0] = linear;
+  }
+};
+
+// Reads `v` as shape `to` (right-aligned NumPy broadcasting) into operand k of `l`, whose
+// shape must already be `to`. No allocation, unlike TensorView::broadcast_to.
+inline void set_operand(Layout& l, int k, const TensorView& v, const Shape& to, const char* what) {
+  int off = static_cast<int>(to.size()) - v.rank();
+  if (off < 0) throw std::invalid_argument(std::string(what) + ": operand has higher rank");
+  for (int d = 0; d < off; ++d) l.stride[k][d] = 0;
+  for (int d = 0; d < v.rank(); ++d) {
+    int64_t s = v.shape[d], t = to[off + d];
+    if (s != t && s != 1)
+      throw std::invalid_argument(std::string(what) + ": shape " + to_string(v.shape) +
+                                  " does not broadcast to " + to_string(to));
+    l.stride[k][off + d] = (s == 1) ? 0 : v.strides[d];
+  }
+}
+
+inline void check_rank(const TensorView& v, const char* what) {
+  if (v.rank() > kMaxRank) throw std::invalid_argument(std::string(what) + ": rank above kMaxRank");
+  if (v.strides.size() != v.shape.size())
+    throw std::invalid_argument(std::string(what) + ": strides and shape differ in rank");
+}
+
+// ---- per-thread scratch ---------------------------------------------------------------
+
+// Elements per block of the element-wise engine: a few blocks of gathered operands
+// (8 bytes each at most) stay in L1/L2 while a block is computed.
+inline constexpr int64_t kBlock = 2048;
+
+struct alignas(64) Scratch {
+  alignas(64) unsigned char slot[kMaxOps][kBlock * 8];
+};
+
+// Allocated on a thread's first use and kept for its lifetime.
+Scratch& thread_scratch();
+
+}  // namespace hf::cpu
