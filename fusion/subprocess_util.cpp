@@ -1,0 +1,117 @@
+#include "fusion/subprocess_util.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <thread>
+
+#include "fusion/secure_fs_util.h"
+
+extern char** environ;
+
+namespace hf::fusion {
+
+std::string ProcessResult::status() const {
+  if (!started) return "could not start: " + error;
+  if (timed_out) return "timed out: " + error;
+  if (signal) return "killed by signal " + std::to_string(signal);
+  return "exit code " + std::to_string(exit_code);
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                          size_t max_output) {
+  using Clock = std::chrono::steady_clock;
+  ProcessResult r;
+  if (argv.empty()) {
+    r.error = "empty command";
+    return r;
+  }
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    r.error = "pipe: " + fsutil::errno_text(errno);
+    return r;
+  }
+  fsutil::Fd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
+  posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Its own process group, so a timeout kills the driver's children (cc1plus, as, ld) too.
+  posix_spawnattr_setpgroup(&attr, 0);
+  // Default signal dispositions: the caller may ignore SIGPIPE or SIGCHLD.
+  sigset_t all;
+  sigfillset(&all);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int err = ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  write_end = fsutil::Fd();
+  if (err != 0) {
+    r.error = argv[0] + ": " + fsutil::errno_text(err);
+    return r;
+  }
+  r.started = true;
+
+  auto deadline = Clock::now() + timeout;
+  char buf[1 << 14];
+  bool truncated = false;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      r.timed_out = true;
+      break;
+    }
+    pollfd p{read_end.get(), POLLIN, 0};
+    int n = ::poll(&p, 1, int(std::min<long long>(left.count(), 1 << 30)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) continue;  // poll timeout: the loop re-checks the deadline
+    ssize_t got = ::read(read_end.get(), buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;  // EOF: every writer (the process group) closed its end
+    // Past the cap keep draining, or a verbose compiler would block on a full pipe.
+    size_t room = max_output > r.output.size() ? max_output - r.output.size() : 0;
+    r.output.append(buf, std::min(room, size_t(got)));
+    truncated |= size_t(got) > room;
+  }
+  if (truncated) r.output += "\n[output truncated at " + std::to_string(max_output) + " bytes]\n";
+  // Output closed does not mean exited: keep honouring the deadline while reaping.
+  int status = 0;
+  for (;;) {
+    if (!r.timed_out && Clock::now() >= deadline) r.timed_out = true;
+    if (r.timed_out) {
+      ::kill(-pid, SIGKILL);
+      r.error = "killed after " + std::to_string(timeout.count()) + " ms";
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid || (w < 0 && errno != EINTR)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status) && !r.timed_out) r.signal = WTERMSIG(status);
+  return r;
+}
+
+}  // namespace hf::fusion

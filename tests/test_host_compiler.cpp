@@ -1,0 +1,219 @@
+// fusion/host_compiler: generated C++ -> shared object -> dlopen, with the real host
+// compiler; failures are results with a kept log, never crashes; no shell anywhere.
+#include "fusion/host_compiler.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "fusion/kernel_abi.h"
+#include "fusion/subprocess_util.h"
+#include "runtime/ir/error.h"
+
+namespace hf::fusion {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+std::string read(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+class HostCompilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string t = (fs::temp_directory_path() / "hf-test-hostcc-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(t.data()), nullptr);
+    scratch_ = t;
+    tmpdir_.emplace("TMPDIR", scratch_.c_str());
+    workdir_ = Workdir::open(std::nullopt, /*keep=*/false);
+  }
+  void TearDown() override {
+    workdir_.reset();
+    tmpdir_.reset();
+    std::error_code ec;
+    fs::remove_all(scratch_, ec);
+  }
+  fs::path scratch_;
+  std::optional<ScopedEnv> tmpdir_;
+  ScopedEnv no_cxx_{"HOTFUSE_CXX", nullptr};
+  std::shared_ptr<Workdir> workdir_;
+};
+
+// A kernel in the generated kernels' calling convention, using the shared scalar math.
+const char* kKernel = R"(
+#include "runtime/ops/scalar_math.h"
+#include "fusion/kernel_abi.h"
+
+extern "C" void hf_test_kernel(const hf::fusion::KernelArgs* args, long long begin,
+                               long long end) {
+  const float* a = (const float*)args->in[0];
+  const float* b = (const float*)args->in[1];
+  float* out = (float*)args->out[0];
+  for (long long i = begin; i < end; ++i)
+    out[i] = hf::ModeFn<hf::Mode::FUSE_ADD_RELU>::apply(a[i], b[i]);
+}
+extern "C" int hf_test_abi_rank() { return hf::fusion::kAbiMaxRank; }
+)";
+
+TEST_F(HostCompilerTest, CompilesLoadsAndRuns) {
+  HostCompileResult r = compile_host_library(kKernel, "hf_test_add_relu", *workdir_);
+  ASSERT_TRUE(r.ok) << r.log;
+  std::cout << "host compile of a small kernel: " << r.seconds << " s\n";
+  EXPECT_GT(r.seconds, 0);
+  EXPECT_EQ(r.library, workdir_->path() / "hf_test_add_relu.so");
+  EXPECT_EQ(r.source_file, workdir_->path() / "hf_test_add_relu.cpp");
+  EXPECT_EQ(read(r.source_file), kKernel);
+  EXPECT_EQ(r.log_file, workdir_->path() / "hf_test_add_relu.log");
+  EXPECT_NE(read(r.log_file).find("-march=native"), std::string::npos);
+  // No temp output left beside the library.
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(workdir_->path()))
+    files += e.path().filename().string().rfind(".", 0) == 0;
+  EXPECT_EQ(files, 0);
+
+  HostLibrary lib(r.library);
+  auto rank = reinterpret_cast<int (*)()>(lib.symbol("hf_test_abi_rank"));
+  EXPECT_EQ(rank(), kAbiMaxRank);
+  auto fn = reinterpret_cast<HostKernelFn>(lib.symbol("hf_test_kernel"));
+  float a[5] = {1, -2, 3, -4, 0.5f}, b[5] = {1, 1, -5, 10, 0.25f}, out[5] = {};
+  KernelArgs args{};
+  args.in[0] = a;
+  args.in[1] = b;
+  args.out[0] = out;
+  args.numel = 5;
+  fn(&args, 0, 5);
+  const float want[5] = {2, 0, 0, 6, 0.75f};
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(out[i], want[i]) << i;
+
+  try {
+    lib.symbol("hf_missing");
+    ADD_FAILURE() << "found a missing symbol";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("hf_missing"), std::string::npos);
+  }
+  // Move keeps it loaded.
+  HostLibrary moved = std::move(lib);
+  EXPECT_EQ(reinterpret_cast<int (*)()>(moved.symbol("hf_test_abi_rank"))(), kAbiMaxRank);
+
+  fs::path dir = workdir_->path();
+  workdir_.reset();
+  EXPECT_FALSE(fs::exists(dir));  // the loaded object stays mapped; its file may go
+  EXPECT_EQ(reinterpret_cast<int (*)()>(moved.symbol("hf_test_abi_rank"))(), kAbiMaxRank);
+}
+
+TEST_F(HostCompilerTest, SyntaxErrorIsAResultWithTheLogAndSourceKept) {
+  const char* bad = "extern \"C\" int f() { return 1 +; }\n";
+  HostCompileResult r = compile_host_library(bad, "hf_test_broken", *workdir_);
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.library.empty());
+  EXPECT_NE(r.log.find("error"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("hf_test_broken.cpp"), std::string::npos) << r.log;
+  EXPECT_EQ(read(r.source_file), bad);
+  EXPECT_EQ(read(r.log_file), r.log);
+  fs::path dir = workdir_->path();
+  workdir_.reset();
+  // Kept for the bug report even without MGB_JIT_KEEP_INTERM; the rest is gone.
+  EXPECT_EQ(read(dir / "hf_test_broken.cpp"), bad);
+  EXPECT_TRUE(fs::exists(dir / "hf_test_broken.log"));
+  EXPECT_FALSE(fs::exists(dir / "include"));
+}
+
+TEST_F(HostCompilerTest, MissingCompilerIsAClearFailure) {
+  ScopedEnv cxx("HOTFUSE_CXX", "/nonexistent/c++");
+  EXPECT_EQ(host_compiler_path(), "/nonexistent/c++");
+  HostCompileResult r = compile_host_library(kKernel, "hf_test_nocc", *workdir_);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.log.find("/nonexistent/c++"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("No such file or directory"), std::string::npos) << r.log;
+  EXPECT_NE(host_compiler_identity().find("/nonexistent/c++|"), std::string::npos);
+}
+
+TEST_F(HostCompilerTest, NoShellInterpretsTheCompilerOrName) {
+  fs::path marker = scratch_ / "pwned";
+  std::string evil = "c++; touch " + marker.string();
+  ScopedEnv cxx("HOTFUSE_CXX", evil.c_str());
+  HostCompileResult r = compile_host_library(kKernel, "hf_test_shell", *workdir_);
+  EXPECT_FALSE(r.ok);
+  EXPECT_FALSE(fs::exists(marker));
+  for (const char* name : {"a;b", "../x", ".hidden", "a/b", "$(id)", ""}) {
+    HostCompileResult n = compile_host_library(kKernel, name, *workdir_);
+    EXPECT_FALSE(n.ok) << name;
+    EXPECT_NE(n.log.find("invalid kernel name"), std::string::npos) << n.log;
+  }
+}
+
+TEST_F(HostCompilerTest, IdentityNamesCompilerAndVersion) {
+  std::string id = host_compiler_identity();
+  EXPECT_EQ(id.rfind(host_compiler_path() + "|", 0), 0u) << id;
+  EXPECT_EQ(id.find("unknown version"), std::string::npos) << id;
+  EXPECT_EQ(id, host_compiler_identity());
+  std::string cache_id = host_cache_identity();
+  EXPECT_NE(cache_id.find("-march=native"), std::string::npos);
+  EXPECT_NE(cache_id.find("|cpu="), std::string::npos);
+}
+
+TEST(HostLibraryTest, LoadFailureNamesTheFile) {
+  std::string t = (fs::temp_directory_path() / "hf-test-notelf-XXXXXX").string();
+  int fd = ::mkstemp(t.data());
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "not an ELF file", 15), 15);
+  ::close(fd);
+  try {
+    HostLibrary lib(t);
+    ADD_FAILURE() << "loaded garbage";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(t), std::string::npos) << e.what();
+  }
+  fs::remove(t);
+}
+
+TEST(RunProcess, CapturesOutputAndStatus) {
+  ProcessResult r =
+      run_process({"sh", "-c", "echo out; echo err >&2; exit 3"}, std::chrono::seconds(10));
+  EXPECT_TRUE(r.started);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.output.find("out"), std::string::npos);
+  EXPECT_NE(r.output.find("err"), std::string::npos);
+  ProcessResult big =
+      run_process({"sh", "-c", "head -c 3000000 /dev/zero"}, std::chrono::seconds(10), 1000);
+  EXPECT_TRUE(big.ok());
+  EXPECT_EQ(big.output.rfind(std::string(1000, '\0'), 0), 0u);
+  EXPECT_NE(big.output.find("[output truncated at 1000 bytes]"), std::string::npos);
+}
+
+TEST(RunProcess, TimeoutKillsTheProcessGroup) {
+  auto t0 = std::chrono::steady_clock::now();
+  // The child of sh holds the output pipe too: killing only sh would leave us waiting.
+  ProcessResult r =
+      run_process({"sh", "-c", "sleep 30 & sleep 30"}, std::chrono::milliseconds(300));
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_FALSE(r.ok());
+  EXPECT_LT(s, 5.0);
+}
+
+}  // namespace
+}  // namespace hf::fusion

@@ -1,0 +1,255 @@
+// fusion/workdir: MegEngine's MGB_JIT_WORKDIR / MGB_JIT_KEEP_INTERM / MGB_JIT_BACKEND, the
+// private-directory rules, and that cleanup removes only what the Workdir wrote.
+#include "fusion/workdir.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/ir/error.h"
+
+namespace hf::fusion {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Sets (or, with nullptr, unsets) an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// A private scratch directory for one test, removed afterwards.
+class WorkdirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string t = (fs::temp_directory_path() / "hf-test-workdir-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(t.data()), nullptr);
+    scratch_ = t;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::permissions(scratch_, fs::perms::owner_all, ec);
+    fs::remove_all(scratch_, ec);
+  }
+  fs::path scratch_;
+  ScopedEnv no_dir_{"MGB_JIT_WORKDIR", nullptr};
+  ScopedEnv no_keep_{"MGB_JIT_KEEP_INTERM", nullptr};
+};
+
+std::string read(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+unsigned mode_of(const fs::path& p) {
+  struct stat st;
+  EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
+  return st.st_mode & 07777;
+}
+
+void touch(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+}
+
+TEST_F(WorkdirTest, DefaultIsAPrivateTempDirRemovedOnDestruction) {
+  ScopedEnv tmp("TMPDIR", scratch_.c_str());
+  auto w = Workdir::from_env();
+  fs::path dir = w->path();
+  EXPECT_EQ(dir.parent_path(), scratch_);
+  EXPECT_EQ(dir.filename().string().rfind("hotfuse-jit-", 0), 0u) << dir;
+  EXPECT_EQ(mode_of(dir), 0700u);
+  EXPECT_FALSE(w->keep());
+  fs::path f = w->write_file("sub/dir/k.cpp", "int x;\n");
+  EXPECT_EQ(f, dir / "sub/dir/k.cpp");
+  EXPECT_EQ(read(f), "int x;\n");
+  EXPECT_EQ(mode_of(f), 0600u);
+  EXPECT_EQ(mode_of(dir / "sub"), 0700u);
+  // Rewriting replaces the contents.
+  w->write_file("sub/dir/k.cpp", "int y;\n");
+  EXPECT_EQ(read(f), "int y;\n");
+  fs::path inc = w->include_dir();
+  EXPECT_EQ(inc, dir / "include");
+  EXPECT_NE(read(inc / "runtime/ops/scalar_math.h").find("ModeFn"), std::string::npos);
+  EXPECT_TRUE(fs::exists(inc / "fusion/kernel_abi.h"));
+  EXPECT_EQ(w->include_dir(), inc);  // once
+  w.reset();
+  EXPECT_FALSE(fs::exists(dir));
+  EXPECT_TRUE(fs::is_empty(scratch_));
+}
+
+TEST_F(WorkdirTest, KeepInterm1KeepsEverything) {
+  ScopedEnv tmp("TMPDIR", scratch_.c_str());
+  ScopedEnv keep("MGB_JIT_KEEP_INTERM", "1");
+  auto w = Workdir::from_env();
+  EXPECT_TRUE(w->keep());
+  fs::path dir = w->path();
+  w->write_file("a.cpp", "x");
+  w->include_dir();
+  w.reset();
+  EXPECT_EQ(read(dir / "a.cpp"), "x");
+  EXPECT_TRUE(fs::exists(dir / "include/runtime/ops/hd.h"));
+}
+
+TEST_F(WorkdirTest, KeepInterm0RemovesAndOtherValuesAreRejected) {
+  ScopedEnv tmp("TMPDIR", scratch_.c_str());
+  {
+    ScopedEnv keep("MGB_JIT_KEEP_INTERM", "0");
+    EXPECT_FALSE(Workdir::from_env()->keep());
+  }
+  ScopedEnv keep("MGB_JIT_KEEP_INTERM", "yes");
+  try {
+    Workdir::from_env();
+    FAIL() << "accepted MGB_JIT_KEEP_INTERM=yes";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("MGB_JIT_KEEP_INTERM"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(WorkdirTest, UserWorkdirKeepsTheUsersFiles) {
+  fs::path dir = scratch_ / "mine";
+  fs::create_directory(dir);
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
+  touch(dir / "notes.txt", "user data");
+  fs::create_directory(dir / "include");  // a user's dir we also write into
+  touch(dir / "include/user.h", "user header");
+  ScopedEnv env("MGB_JIT_WORKDIR", dir.c_str());
+  auto w = Workdir::from_env();
+  EXPECT_EQ(w->path(), dir);
+  w->write_file("k.cpp", "k");
+  w->write_file("new/deep/k.log", "log");
+  w->include_dir();
+  w->track("k.so");  // a compiler's output
+  touch(dir / "k.so", "elf");
+  w.reset();
+  EXPECT_EQ(read(dir / "notes.txt"), "user data");
+  EXPECT_EQ(read(dir / "include/user.h"), "user header");
+  EXPECT_FALSE(fs::exists(dir / "k.cpp"));
+  EXPECT_FALSE(fs::exists(dir / "k.so"));
+  EXPECT_FALSE(fs::exists(dir / "new"));
+  EXPECT_FALSE(fs::exists(dir / "include/runtime"));
+  EXPECT_FALSE(fs::exists(dir / "include/fusion"));
+  EXPECT_TRUE(fs::exists(dir / "include"));
+}
+
+TEST_F(WorkdirTest, MissingUserWorkdirIsCreatedPrivateAndRemoved) {
+  fs::path dir = scratch_ / "a" / "jit";
+  ScopedEnv env("MGB_JIT_WORKDIR", dir.c_str());
+  auto w = Workdir::from_env();
+  EXPECT_EQ(mode_of(dir), 0700u);
+  w->write_file("k.cpp", "k");
+  w.reset();
+  EXPECT_FALSE(fs::exists(dir));
+  EXPECT_TRUE(fs::exists(scratch_ / "a"));  // parents are not ours to judge
+}
+
+TEST_F(WorkdirTest, RetainedFilesSurviveCleanup) {
+  ScopedEnv tmp("TMPDIR", scratch_.c_str());
+  auto w = Workdir::from_env();
+  fs::path dir = w->path();
+  w->write_file("bad.cpp", "oops");
+  w->write_file("good.cpp", "fine");
+  w->include_dir();
+  w->retain("bad.cpp");
+  w.reset();
+  EXPECT_EQ(read(dir / "bad.cpp"), "oops");
+  EXPECT_FALSE(fs::exists(dir / "good.cpp"));
+  EXPECT_FALSE(fs::exists(dir / "include"));
+}
+
+void expect_refused(const fs::path& dir, const std::string& why) {
+  ScopedEnv env("MGB_JIT_WORKDIR", dir.c_str());
+  try {
+    Workdir::from_env();
+    ADD_FAILURE() << "accepted " << dir << " (" << why << ")";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find(dir.string()), std::string::npos) << msg;
+    EXPECT_NE(msg.find("MGB_JIT_WORKDIR"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(why), std::string::npos) << msg;
+  }
+}
+
+TEST_F(WorkdirTest, RefusesDirectoriesOthersCanWriteOrThatAreNotDirectories) {
+  fs::path dir = scratch_ / "shared";
+  fs::create_directory(dir);
+  for (unsigned mode : {0777u, 0770u, 0707u, 0720u}) {
+    ASSERT_EQ(::chmod(dir.c_str(), mode), 0);
+    expect_refused(dir, "writable by group or others");
+  }
+  ASSERT_EQ(::chmod(dir.c_str(), 0700), 0);
+  fs::create_directory_symlink(dir, scratch_ / "link");
+  expect_refused(scratch_ / "link", "symlink");
+  touch(scratch_ / "file", "");
+  expect_refused(scratch_ / "file", "not a directory");
+  if (::geteuid() == 0) {  // only root can give a directory away
+    ASSERT_EQ(::chown(dir.c_str(), 12345, -1), 0);
+    expect_refused(dir, "owned by uid 12345");
+  }
+}
+
+TEST_F(WorkdirTest, WriteFileRefusesEscapesAndSymlinks) {
+  ScopedEnv tmp("TMPDIR", scratch_.c_str());
+  auto w = Workdir::from_env();
+  for (const char* bad : {"../x", "a/../../x", "/etc/x", "", "a//b", "./x", "a/"})
+    EXPECT_THROW(w->write_file(bad, "x"), Error) << bad;
+  // A symlinked directory inside the workdir is not followed.
+  fs::path outside = scratch_ / "outside";
+  fs::create_directory(outside);
+  fs::create_directory_symlink(outside, w->path() / "sub");
+  EXPECT_THROW(w->write_file("sub/x.cpp", "x"), Error);
+  EXPECT_TRUE(fs::is_empty(outside));
+  // A symlink planted at a file name is replaced, its target untouched.
+  touch(outside / "victim", "precious");
+  fs::create_symlink(outside / "victim", w->path() / "k.cpp");
+  w->write_file("k.cpp", "generated");
+  EXPECT_EQ(read(outside / "victim"), "precious");
+  EXPECT_FALSE(fs::is_symlink(w->path() / "k.cpp"));
+  EXPECT_EQ(read(w->path() / "k.cpp"), "generated");
+  w.reset();
+  EXPECT_EQ(read(outside / "victim"), "precious");
+}
+
+TEST(JitBackend, FromEnv) {
+  {
+    ScopedEnv e("MGB_JIT_BACKEND", nullptr);
+    EXPECT_EQ(jit_backend_from_env(), std::nullopt);
+  }
+  {
+    ScopedEnv e("MGB_JIT_BACKEND", "");
+    EXPECT_EQ(jit_backend_from_env(), std::nullopt);
+  }
+  {
+    ScopedEnv e("MGB_JIT_BACKEND", "NVRTC");
+    EXPECT_EQ(jit_backend_from_env(), "NVRTC");
+  }
+  {
+    ScopedEnv e("MGB_JIT_BACKEND", "cpu");
+    EXPECT_EQ(jit_backend_from_env(), "CPU");
+  }
+  ScopedEnv e("MGB_JIT_BACKEND", "HALIDE");
+  try {
+    jit_backend_from_env();
+    FAIL() << "accepted MGB_JIT_BACKEND=HALIDE";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("MGB_JIT_BACKEND=HALIDE"), std::string::npos)
+        << err.what();
+  }
+}
+
+}  // namespace
+}  // namespace hf::fusion
