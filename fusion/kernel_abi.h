@@ -1,0 +1,31 @@
+// The calling convention of generated host (C++) kernels. Included by generated sources,
+// so it uses only hd.h types and no standard header.
+//
+// A kernel computes part of its iteration space (rank, shape at run time):
+//   extern "C" void hf_<hash>(const hf::fusion::KernelArgs* args, long long begin, long long end);
+// Without a reduce, [begin, end) are flat element indices of the iteration space. With a
+// trailing reduce over axes [first_axis, rank), they are row indices: a row is one
+// element of the reduced output, and the kernel reduces its whole row. The runtime splits
+// the range over its thread pool.
+#pragma once
+#include "runtime/ops/hd.h"
+
+namespace hf::fusion {
+
+inline constexpr int kAbiMaxRank = 8;
+inline constexpr int kAbiMaxInputs = 64;
+inline constexpr int kAbiMaxOutputs = 16;
+
+struct KernelArgs {
+  const void* in[kAbiMaxInputs];
+  void* out[kAbiMaxOutputs];
+  i64 shape[kAbiMaxRank];                    // iteration space
+  i64 in_strides[kAbiMaxInputs][kAbiMaxRank];  // elements; 0 on broadcast dimensions
+  i64 numel;                                 // product of shape
+  i64 rows;                                  // reduce kernels: numel / row_len
+  i64 row_len;                               // reduce kernels: elements per reduced row
+};
+
+using HostKernelFn = void (*)(const KernelArgs* args, i64 begin, i64 end);
+
+}  // namespace hf::fusion

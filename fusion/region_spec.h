@@ -1,0 +1,71 @@
+// From a detected region to a KernelSpec: the kernel's inputs (with the view each one is
+// read through), its expression DAG, its outputs, and the Fused node's payload.
+//
+// Spec inputs follow the order of Graph::replace_nodes's live-ins (one per distinct
+// (value, view) pair, so a value read both directly and transposed is two inputs) and
+// spec outputs follow its live-outs, so the Fused node that replaces the region lines up
+// with the kernel without a mapping table in the common case.
+//
+// Views are relative to the iteration space and say nothing about sizes: a view maps each
+// iteration axis to an axis of the input (or broadcasts it), and the strides come from the
+// actual iteration shape at plan time. A new batch size gives the same spec (same hash, one
+// compiled kernel) and new strides; a new rank or broadcast pattern gives a new spec.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "fusion/detect.h"
+#include "fusion/kernel_abi.h"
+#include "fusion/spec.h"
+#include "runtime/ops/op_table.h"
+
+namespace hf::fusion {
+
+// How one kernel input is read. The input is contiguous memory of shape `src_shape` (the
+// graph value, or the target of a Reshape applied to it); iteration axis d reads source
+// axis `axis[d]`, or is broadcast (stride 0) where axis[d] is -1.
+struct InputView {
+  Shape src_shape;
+  std::vector<int> axis;  // one per iteration axis
+};
+
+struct RegionKernel {
+  KernelSpec spec;
+  std::vector<ValueId> inputs;   // the graph value each spec input reads, in order
+  std::vector<InputView> views;  // per spec input
+  std::vector<ValueId> outputs;  // live-outs, in spec.outputs order (= replace_nodes's)
+  std::vector<NodeId> nodes;     // every node replaced, absorbed Constants and views included
+  // The Fused node's inputs: replace_nodes's live-ins. Equal to `inputs` unless a value is
+  // read through two different views; then the runtime binds spec input i to inputs[i].
+  std::vector<ValueId> live_ins;
+  std::vector<ValueType> live_in_types, output_types;
+  // The iteration shape in this graph, with spec.rank axes (a rank-0 region iterates [1]).
+  Shape iteration_shape;
+  double flops = 0;  // of the replaced nodes
+};
+
+// Throws hf::Error naming the node if the region is not one detect_regions could return
+// (a view of a value computed inside, a Reduce that is not last, ...).
+RegionKernel build_region_kernel(const Graph& g, const Region& r);
+
+// Element strides of spec input `input` for an iteration space of `iteration_shape`
+// (rank = spec.rank; a rank-0 shape counts as [1]); 0 on broadcast axes and past the rank.
+// Throws hf::Error if the rank differs from the spec's.
+void fill_input_strides(const RegionKernel& k, size_t input, const Shape& iteration_shape,
+                        i64 out_strides[kAbiMaxRank]);
+
+// The payload of the Fused node that replaces the region: carries the kernel and answers
+// the verifier (output types; flops for the profiler).
+struct FusedRegion : FusedSignature {
+  RegionKernel kernel;
+  std::vector<ValueType> output_types(const std::vector<ValueType>& inputs) const override;
+  double flops(const std::vector<ValueType>& inputs) const override;
+};
+std::shared_ptr<const FusedSignature> make_signature(const RegionKernel& k);
+
+// Replaces the region's nodes in `g` by one Fused node carrying make_signature's payload
+// and named after the region's root; returns its id. Regions from one detect_regions call
+// can be fused one after another in any order.
+NodeId fuse_region(Graph& g, const Region& r);
+
+}  // namespace hf::fusion

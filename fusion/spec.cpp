@@ -1,0 +1,72 @@
+#include "fusion/spec.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace hf::fusion {
+
+bool KernelSpec::flat() const {
+  if (reduce) return false;
+  for (const SpecInput& in : inputs)
+    if (!in.scalar && !in.dense) return false;
+  return true;
+}
+
+namespace {
+struct Fnv {
+  uint64_t h = 1469598103934665603ull;
+  void bytes(const void* p, size_t n) {
+    const unsigned char* c = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ c[i]) * 1099511628211ull;
+  }
+  template <class T>
+  void operator()(T v) {
+    static_assert(std::is_arithmetic_v<T> || std::is_enum_v<T>);
+    bytes(&v, sizeof v);
+  }
+};
+}  // namespace
+
+uint64_t KernelSpec::hash() const {
+  // Field by field (never struct bytes: padding is not stable), with counts as separators.
+  Fnv f;
+  f(uint32_t{2});  // encoding version: bump when the meaning of a field changes
+  f(rank);
+  f(inputs.size());
+  for (const SpecInput& in : inputs) {
+    f(in.dtype);
+    f(in.broadcast_mask);
+    f(in.dense);
+    f(in.scalar);
+  }
+  f(exprs.size());
+  for (const SpecExpr& e : exprs) {
+    f(e.kind);
+    f(e.dtype);
+    f(e.mode);
+    for (int a : e.args) f(a);
+    f(e.input);
+    f(e.value);
+  }
+  f(outputs.size());
+  for (const SpecOutput& o : outputs) {
+    f(o.expr);
+    f(o.dtype);
+    f(o.reduced);
+  }
+  f(reduce.has_value());
+  if (reduce) {
+    f(reduce->mode);
+    f(reduce->expr);
+    f(reduce->first_axis);
+  }
+  return f.h;
+}
+
+std::string KernelSpec::hash_hex() const {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(hash()));
+  return buf;
+}
+
+}  // namespace hf::fusion

@@ -1,0 +1,69 @@
+// A fused kernel as plain data: what it reads, the expression DAG it computes, what it
+// writes. Code generation is a pure function of (KernelSpec, target), and the spec's hash
+// is the kernel's identity in every cache.
+//
+// Specs are specialised on rank and broadcast pattern, never on sizes: sizes and strides
+// are runtime arguments, so a new batch size reuses the compiled kernel.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/ir/dtype.h"
+#include "runtime/ops/mode.h"
+#include "runtime/ops/reduce_mode.h"
+
+namespace hf::fusion {
+
+inline constexpr int kMaxFusedInputs = 64;  // kernel parameter space is finite
+
+struct SpecInput {
+  DType dtype = DType::F32;
+  // Bit d set: dimension d of the iteration space is broadcast for this input (stride 0).
+  uint32_t broadcast_mask = 0;
+  // Dense in the iteration space's order (flat index i reads element i): Reshape, full-shape
+  // inputs. Otherwise the kernel indexes it through runtime strides (Dimshuffle, Broadcast).
+  bool dense = true;
+  bool scalar = false;  // a single element, loaded once
+};
+
+enum class ExprKind : uint8_t { Input, Literal, Elemwise, PowC, Cvt };
+
+struct SpecExpr {
+  ExprKind kind = ExprKind::Input;
+  DType dtype = DType::F32;  // the value's storage type in the graph
+  Mode mode = Mode::ADD;     // Elemwise
+  int args[4] = {-1, -1, -1, -1};  // earlier expressions (Elemwise, PowC, Cvt)
+  int input = -1;                  // Input
+  double value = 0;                // Literal value, PowC exponent
+};
+
+struct SpecOutput {
+  int expr = -1;
+  DType dtype = DType::F32;
+  bool reduced = false;  // written once per reduced row (the trailing reduce's result)
+};
+
+// One trailing reduction over the innermost axes [first_axis, rank) of the iteration space.
+struct SpecReduce {
+  ReduceMode mode = ReduceMode::SUM;
+  int expr = -1;       // what is reduced
+  int first_axis = 0;  // axes first_axis..rank-1 are reduced
+};
+
+struct KernelSpec {
+  int rank = 1;
+  std::vector<SpecInput> inputs;
+  std::vector<SpecExpr> exprs;  // topological: arguments precede their users
+  std::vector<SpecOutput> outputs;
+  std::optional<SpecReduce> reduce;
+
+  // True when every non-scalar input is dense and nothing is reduced: one flat loop.
+  bool flat() const;
+  // Stable across processes and builds (FNV-1a over a canonical encoding).
+  uint64_t hash() const;
+  std::string hash_hex() const;
+};
+
+}  // namespace hf::fusion
