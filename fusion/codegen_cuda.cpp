@@ -1,0 +1,432 @@
+// The CUDA generator. The per-element code (eval) is the C++ generator's; what differs is
+// the parallel structure around it:
+//   flat       grid-stride over vectors of vector_width elements (16-byte accesses when
+//              aligned), then a scalar grid-stride tail
+//   strided    grid-stride over elements, the N-d index unravelled per element in int
+//              arithmetic when every offset fits (fits32), else in long long
+//   reduce     a warp per short row, a block per long row; shuffles + shared memory
+#include "fusion/codegen_cuda.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "fusion/codegen_cpp.h"
+#include "fusion/source_printer.h"
+
+namespace hf::fusion {
+namespace {
+
+using namespace codegen_detail;
+
+std::string n_(long long v) {
+  return std::to_string(v);
+}
+
+std::string join(const std::vector<std::string>& parts, const char* sep = ", ") {
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? sep : "") + parts[i];
+  return s;
+}
+
+bool strided(const SpecInput& in) {
+  return !in.dense && !in.scalar;
+}
+
+// Strided and Invariant inputs: read through an offset computed from the N-d index.
+bool walked(InputUse u) {
+  return u == InputUse::Strided || u == InputUse::Invariant;
+}
+
+void print_params(SourcePrinter& p, const KernelSpec& s, const CudaParamLayout& layout) {
+  p.line("// The kernel's only parameter; pack_cuda_params (fusion/codegen_cuda.h) fills it.");
+  auto st = p.block_with_tail(";", "struct Params");
+  for (const CudaParam& f : layout.fields) {
+    std::string decl;
+    switch (f.kind) {
+      case CudaParam::Kind::Input:
+        decl = std::string("const ") + storage_type(s.inputs[static_cast<size_t>(f.index)].dtype) +
+               "* " + f.name;
+        break;
+      case CudaParam::Kind::Output:
+        decl = std::string(storage_type(s.outputs[static_cast<size_t>(f.index)].dtype)) + "* " +
+               f.name;
+        break;
+      case CudaParam::Kind::Shape:
+      case CudaParam::Kind::InStrides:
+        decl = "long long " + f.name + "[" + n_(s.rank) + "]";
+        break;
+      default:
+        decl = "long long " + f.name;
+        break;
+    }
+    p.line(decl, ";  // offset ", f.offset);
+  }
+}
+
+// eval's arguments for element i (offsets o<k> for walked inputs, x<k> for scalars).
+std::vector<std::string> eval_args(const KernelSpec& s, const SpecInfo& info,
+                                   const std::string& i) {
+  std::vector<std::string> args;
+  for (size_t k = 0; k < s.inputs.size(); ++k) {
+    const std::string ks = std::to_string(k);
+    switch (info.input[k]) {
+      case InputUse::Unused:
+        break;
+      case InputUse::Scalar:
+        args.push_back("x" + ks);
+        break;
+      case InputUse::Dense:
+        args.push_back("p.in" + ks + "[" + i + "]");
+        break;
+      case InputUse::Strided:
+      case InputUse::Invariant:
+        args.push_back("p.in" + ks + "[o" + ks + "]");
+        break;
+    }
+  }
+  for (size_t o = 0; o < s.outputs.size(); ++o)
+    if (!s.outputs[o].reduced) args.push_back("p.out" + std::to_string(o) + "[" + i + "]");
+  if (s.reduce) args.push_back("r");
+  return args;
+}
+
+// Scalar inputs, loaded once per thread: declarations, and the parameter list they form.
+void print_scalar_loads(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
+  for (size_t k = 0; k < s.inputs.size(); ++k)
+    if (info.input[k] == InputUse::Scalar)
+      p.line("const ", storage_type(s.inputs[k].dtype), " x", k, " = p.in", k, "[0];");
+}
+std::vector<std::string> scalar_names(const KernelSpec& s, const SpecInfo& info, bool typed) {
+  std::vector<std::string> v;
+  for (size_t k = 0; k < s.inputs.size(); ++k)
+    if (info.input[k] == InputUse::Scalar)
+      v.push_back((typed ? std::string("const ") + storage_type(s.inputs[k].dtype) + " " : "") +
+                  "x" + std::to_string(k));
+  return v;
+}
+
+// at<I>(p, i, scalars..., [r]): element i of the iteration space.
+void print_at(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
+  const int R = s.rank;
+  std::vector<std::string> params = {"const Params& p", "I i"};
+  for (const std::string& x : scalar_names(s, info, true)) params.push_back(x);
+  if (s.reduce) params.push_back(std::string(compute_type(info.acc)) + "& r");
+  p.line("// Element i; I is int when every index and offset fits (fits32), else long long.");
+  p.line("template <class I>");
+  auto f = p.block("static __device__ __forceinline__ void at(", join(params), ")");
+  // Dimensions some walked input moves along; outer ones need no division.
+  std::vector<bool> used(static_cast<size_t>(R), false);
+  int dmin = R;
+  for (size_t k = 0; k < s.inputs.size(); ++k)
+    if (walked(info.input[k]))
+      for (int d = 0; d < R; ++d)
+        if (!((s.inputs[k].broadcast_mask >> d) & 1u)) {
+          used[static_cast<size_t>(d)] = true;
+          dmin = std::min(dmin, d);
+        }
+  if (dmin < R) p.line("I rest = i;");
+  for (int d = R - 1; d >= dmin; --d) {
+    const std::string shape = "(I)p.shape[" + n_(d) + "]";
+    if (used[static_cast<size_t>(d)])
+      p.line("const I c", d, " = ", d == 0 ? "rest" : "rest % " + shape, ";");
+    if (d > dmin) p.line("rest /= ", shape, ";");
+  }
+  for (size_t k = 0; k < s.inputs.size(); ++k) {
+    if (!walked(info.input[k])) continue;
+    std::vector<std::string> terms;
+    for (int d = 0; d < R; ++d)
+      if (!((s.inputs[k].broadcast_mask >> d) & 1u))
+        terms.push_back("c" + n_(d) + " * (I)p.in" + std::to_string(k) + "_strides[" + n_(d) + "]");
+    p.line("const I o", k, " = ", terms.empty() ? "0" : join(terms, " + "), ";");
+  }
+  p.line("eval(", join(eval_args(s, info, "i")), ");");
+}
+
+void print_fits32(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
+  p.line("// Whether the grid-stride index and every input offset stay below 2^31.");
+  auto f =
+      p.block("static __device__ __forceinline__ bool fits32(const Params& p, long long step)");
+  p.line("if (p.numel + step > 0x7fffffffll) return false;");
+  for (size_t k = 0; k < s.inputs.size(); ++k) {
+    if (!walked(info.input[k])) continue;
+    const std::string st = "p.in" + std::to_string(k) + "_strides[d]";
+    auto b = p.block();
+    p.line("long long span = 0;");
+    p.line("for (int d = 0; d < ", s.rank, "; ++d) span += (p.shape[d] - 1) * (", st, " < 0 ? -",
+           st, " : ", st, ");");
+    p.line("if (span > 0x7fffffffll) return false;");
+  }
+  p.line("return true;");
+}
+
+void print_flat_entry(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info,
+                      const std::string& name) {
+  const int V = cuda_vector_width(s);
+  auto f = p.block("extern \"C\" __global__ void ", name, "(::hf_generated::", name, "::Params p)");
+  p.line("using namespace ::hf_generated::", name, ";");
+  p.line("const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
+  p.line("const long long step = (long long)gridDim.x * blockDim.x;");
+  p.line("const long long n = p.numel;");
+  print_scalar_loads(p, s, info);
+  // Vector types and alignment conditions of every per-element stream.
+  std::vector<std::string> checks, vargs;
+  std::vector<std::pair<std::string, std::string>> types;  // alias, storage type
+  for (size_t k = 0; k < s.inputs.size(); ++k) {
+    const std::string ks = std::to_string(k);
+    if (info.input[k] == InputUse::Scalar) vargs.push_back("x" + ks);
+    if (info.input[k] != InputUse::Dense) continue;
+    const DType t = s.inputs[k].dtype;
+    types.emplace_back("VI" + ks, storage_type(t));
+    checks.push_back("::hf::fusion::gen::aligned(p.in" + ks + ", " +
+                     n_(V * static_cast<long long>(dtype_size(t))) + ")");
+    vargs.push_back("a" + ks + ".v[u]");
+  }
+  for (size_t o = 0; o < s.outputs.size(); ++o) {
+    const std::string os = std::to_string(o);
+    const DType t = s.outputs[o].dtype;
+    types.emplace_back("VO" + os, storage_type(t));
+    checks.push_back("::hf::fusion::gen::aligned(p.out" + os + ", " +
+                     n_(V * static_cast<long long>(dtype_size(t))) + ")");
+    vargs.push_back("b" + os + ".v[u]");
+  }
+  p.line("long long tail = 0;");
+  {
+    p.line("// ", V, " elements per step, each stream moved in one access when it is aligned.");
+    auto vec = p.block("if (", join(checks, " && "), ")");
+    for (const auto& [alias, type] : types)
+      p.line("using ", alias, " = ::hf::fusion::gen::Vec<", type, ", ", V, ">;");
+    p.line("const long long nv = n / ", V, ";");
+    {
+      auto loop = p.block("for (long long v = t; v < nv; v += step)");
+      for (size_t k = 0; k < s.inputs.size(); ++k)
+        if (info.input[k] == InputUse::Dense)
+          p.line("const VI", k, " a", k, " = reinterpret_cast<const VI", k, "*>(p.in", k, ")[v];");
+      for (size_t o = 0; o < s.outputs.size(); ++o) p.line("VO", o, " b", o, ";");
+      p.line("#pragma unroll");
+      p.line("for (int u = 0; u < ", V, "; ++u) eval(", join(vargs), ");");
+      for (size_t o = 0; o < s.outputs.size(); ++o)
+        p.line("reinterpret_cast<VO", o, "*>(p.out", o, ")[v] = b", o, ";");
+    }
+    p.line("tail = nv * ", V, ";");
+  }
+  p.line("for (long long i = tail + t; i < n; i += step) eval(", join(eval_args(s, info, "i")),
+         ");");
+}
+
+void print_strided_entry(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info,
+                         const std::string& name) {
+  auto f = p.block("extern \"C\" __global__ void ", name, "(::hf_generated::", name, "::Params p)");
+  p.line("using namespace ::hf_generated::", name, ";");
+  p.line("const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
+  p.line("const long long step = (long long)gridDim.x * blockDim.x;");
+  print_scalar_loads(p, s, info);
+  std::vector<std::string> xs = scalar_names(s, info, false);
+  const std::string tail = xs.empty() ? "" : ", " + join(xs);
+  p.line("if (fits32(p, step))");
+  p.line("  for (int i = (int)t; i < (int)p.numel; i += (int)step) at<int>(p, i", tail, ");");
+  p.line("else");
+  p.line("  for (long long i = t; i < p.numel; i += step) at<long long>(p, i", tail, ");");
+}
+
+// rows<I>(p, scalars...): the rows of this block (I as in at()).
+void print_rows(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
+  const SpecReduce& r = *s.reduce;
+  const std::string A = compute_type(info.acc);
+  std::vector<std::string> params = {"const Params& p"};
+  for (const std::string& x : scalar_names(s, info, true)) params.push_back(x);
+  std::vector<std::string> xs = scalar_names(s, info, false);
+  const std::string at_call =
+      "at<I>(p, (I)(row * len + j)" + (xs.empty() ? "" : ", " + join(xs)) + ", x);";
+  p.line("template <class I>");
+  auto f = p.block("static __device__ __forceinline__ void rows(", join(params), ")");
+  p.line("using Op = ", reduce_op(r.mode), ";");
+  p.line("__shared__ ", A, " scratch[32];");
+  p.line("const long long len = p.row_len;");
+  auto branch = p.block("if (len <= ", kCudaWarpRowMax, ")");
+  p.line("// Short rows: a warp each, reduced by shuffles.");
+  p.line("const int lane = threadIdx.x & 31;");
+  p.line("const long long warps = blockDim.x >> 5;");
+  {
+    auto rows = p.block(
+        "for (long long row = blockIdx.x * warps + (threadIdx.x >> 5); row < p.rows; row += "
+        "gridDim.x * warps)");
+    p.line(A, " acc = Op::identity<", A, ">();");
+    {
+      auto loop = p.block("for (long long j = lane; j < len; j += 32)");
+      p.line(A, " x;");
+      p.line(at_call);
+      p.line("acc = Op::step(acc, x);");
+    }
+    p.line("acc = ::hf::fusion::gen::warp_reduce<Op>(acc);");
+    p.line("if (lane == 0) finish(p, row, acc);");
+  }
+  p.next_branch("else");
+  p.line("// Long rows: a block each. Each thread sums a strided share of the row sequentially.");
+  auto rows = p.block("for (long long row = blockIdx.x; row < p.rows; row += gridDim.x)");
+  p.line(A, " acc = Op::identity<", A, ">();");
+  {
+    auto loop = p.block("for (long long j = threadIdx.x; j < len; j += blockDim.x)");
+    p.line(A, " x;");
+    p.line(at_call);
+    p.line("acc = Op::step(acc, x);");
+  }
+  p.line("acc = ::hf::fusion::gen::block_reduce<Op>(acc, scratch);");
+  p.line("if (threadIdx.x == 0) finish(p, row, acc);");
+}
+
+void print_reduce_entry(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info,
+                        const std::string& name) {
+  auto f = p.block("extern \"C\" __global__ void ", name, "(::hf_generated::", name, "::Params p)");
+  p.line("using namespace ::hf_generated::", name, ";");
+  print_scalar_loads(p, s, info);
+  std::vector<std::string> xs = scalar_names(s, info, false);
+  const std::string tail = xs.empty() ? "" : ", " + join(xs);
+  if (!info.walk) {
+    p.line("rows<long long>(p", tail, ");");
+    return;
+  }
+  p.line("if (fits32(p, 0))");
+  p.line("  rows<int>(p", tail, ");");
+  p.line("else");
+  p.line("  rows<long long>(p", tail, ");");
+}
+
+// finish(p, row, acc): the reduced outputs of one row.
+void print_finish(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
+  const SpecReduce& r = *s.reduce;
+  const DType rd = s.exprs[static_cast<size_t>(r.expr)].dtype;
+  const std::string A = compute_type(info.acc);
+  auto f = p.block("static __device__ __forceinline__ void finish(const Params& p, long long row, ",
+                   A, " acc)");
+  if (r.mode == ReduceMode::MEAN) p.line("acc = ::hf::fusion::gen::mean_of(acc, p.row_len);");
+  p.line("const ", compute_type(rd), " v = ", convert_value("acc", info.acc, rd), ";");
+  for (size_t o = 0; o < s.outputs.size(); ++o)
+    if (s.outputs[o].reduced)
+      p.line("p.out", o, "[row] = ", store_value("v", rd, s.outputs[o].dtype), ";");
+}
+
+}  // namespace
+
+CudaParamLayout cuda_param_layout(const KernelSpec& spec) {
+  CudaParamLayout l;
+  auto add = [&l](CudaParam::Kind kind, int index, std::string name, size_t size) {
+    l.fields.push_back(CudaParam{kind, index, std::move(name), l.size, size});
+    l.size += size;
+  };
+  const size_t R = static_cast<size_t>(spec.rank > 0 ? spec.rank : 0);
+  for (size_t k = 0; k < spec.inputs.size(); ++k)
+    add(CudaParam::Kind::Input, static_cast<int>(k), "in" + std::to_string(k), 8);
+  for (size_t o = 0; o < spec.outputs.size(); ++o)
+    add(CudaParam::Kind::Output, static_cast<int>(o), "out" + std::to_string(o), 8);
+  if (!spec.flat()) {
+    add(CudaParam::Kind::Shape, -1, "shape", 8 * R);
+    for (size_t k = 0; k < spec.inputs.size(); ++k)
+      if (strided(spec.inputs[k]))
+        add(CudaParam::Kind::InStrides, static_cast<int>(k), "in" + std::to_string(k) + "_strides",
+            8 * R);
+  }
+  add(CudaParam::Kind::Numel, -1, "numel", 8);
+  if (spec.reduce) {
+    add(CudaParam::Kind::Rows, -1, "rows", 8);
+    add(CudaParam::Kind::RowLen, -1, "row_len", 8);
+  }
+  return l;
+}
+
+std::vector<unsigned char> pack_cuda_params(const KernelSpec& spec, const KernelArgs& args) {
+  const CudaParamLayout l = cuda_param_layout(spec);
+  std::vector<unsigned char> buf(l.size);
+  for (const CudaParam& f : l.fields) {
+    const void* src = nullptr;
+    switch (f.kind) {
+      case CudaParam::Kind::Input:
+        src = &args.in[f.index];
+        break;
+      case CudaParam::Kind::Output:
+        src = &args.out[f.index];
+        break;
+      case CudaParam::Kind::Shape:
+        src = args.shape;
+        break;
+      case CudaParam::Kind::InStrides:
+        src = args.in_strides[f.index];
+        break;
+      case CudaParam::Kind::Numel:
+        src = &args.numel;
+        break;
+      case CudaParam::Kind::Rows:
+        src = &args.rows;
+        break;
+      case CudaParam::Kind::RowLen:
+        src = &args.row_len;
+        break;
+    }
+    std::memcpy(buf.data() + f.offset, src, f.size);
+  }
+  return buf;
+}
+
+int cuda_vector_width(const KernelSpec& spec) {
+  size_t widest = 1;
+  for (const SpecInput& in : spec.inputs)
+    if (!in.scalar) widest = std::max(widest, dtype_size(in.dtype));
+  for (const SpecOutput& out : spec.outputs) widest = std::max(widest, dtype_size(out.dtype));
+  return static_cast<int>(16 / widest);
+}
+
+CudaLaunch cuda_launch_config(const KernelSpec& spec, const KernelArgs& args, int sm_count) {
+  const long long cap = static_cast<long long>(std::max(sm_count, 1)) * 32;
+  long long blocks;
+  if (spec.reduce) {
+    if (args.rows <= 0) return {0, kCudaBlock};
+    blocks = args.row_len <= kCudaWarpRowMax ? (args.rows + kCudaBlock / 32 - 1) / (kCudaBlock / 32)
+                                             : args.rows;
+  } else {
+    if (args.numel <= 0) return {0, kCudaBlock};
+    const long long per_block =
+        static_cast<long long>(kCudaBlock) * (spec.flat() ? cuda_vector_width(spec) : 1);
+    blocks = (args.numel + per_block - 1) / per_block;
+  }
+  return {static_cast<unsigned>(std::min(blocks, cap)), kCudaBlock};
+}
+
+std::string generate_cuda(const KernelSpec& spec, const std::string& kernel_name,
+                          const std::string& origin_comment) {
+  check_kernel_name(kernel_name);
+  const SpecInfo info = analyse(spec);
+  SourcePrinter p;
+  p.raw(banner(spec, kernel_name, origin_comment, "CUDA"));
+  p.line("#include \"fusion/codegen_support.h\"");
+  p.blank();
+  {
+    auto ns = p.namespace_block("hf_generated::" + kernel_name);
+    print_params(p, spec, cuda_param_layout(spec));
+    p.blank();
+    print_eval(p, spec, info);
+    if (!spec.flat()) {
+      p.blank();
+      print_at(p, spec, info);
+      if (info.walk || !spec.reduce) {
+        p.blank();
+        print_fits32(p, spec, info);
+      }
+    }
+    if (spec.reduce) {
+      p.blank();
+      print_finish(p, spec, info);
+      p.blank();
+      print_rows(p, spec, info);
+    }
+  }
+  p.blank();
+  if (spec.reduce)
+    print_reduce_entry(p, spec, info, kernel_name);
+  else if (spec.flat())
+    print_flat_entry(p, spec, info, kernel_name);
+  else
+    print_strided_entry(p, spec, info, kernel_name);
+  return p.str();
+}
+
+}  // namespace hf::fusion

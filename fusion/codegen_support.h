@@ -1,0 +1,289 @@
+// What generated kernels call besides ModeFn: storage conversions with type_convert's
+// semantics, pow_const's exponent cases, and the reduction combinators of the unfused
+// reduce. Each mirrors its runtime/cpu/ counterpart (kernel_util.h convert/saturate_cast,
+// pow_const.cpp, reduce_kernels.h) operation for operation, so a fused kernel computes the
+// same values as the chain of unfused kernels it replaces.
+//
+// Included by generated C++ and CUDA sources (fusion/codegen_cpp.h, codegen_cuda.h): like
+// scalar_math.h it includes no standard header, so NVRTC compiles it from the embedded
+// copy, and everything device-visible is HF_HD.
+#pragma once
+#include "runtime/ops/half.h"
+#include "runtime/ops/hd.h"
+#include "runtime/ops/scalar_math.h"
+
+// On the element loops of generated host code. Without it GCC 12 leaves many fused chains
+// scalar: when a select such as RELU's x <= 0 ? 0 : x is followed by more math, jump
+// threading copies that math into both arms, and with trapping math (the default)
+// if-conversion will not speculate it back ("control flow in loop"). Assuming no trapping
+// changes no value computed here; it only lets the float ops run unconditionally.
+#if !HF_DEVICE_CODE && defined(__GNUC__) && !defined(__clang__)
+#define HF_VECTOR_LOOP __attribute__((optimize("no-trapping-math")))
+#else
+#define HF_VECTOR_LOOP
+#endif
+
+namespace hf::fusion::gen {
+
+// ---- f16 / bf16 storage ----------------------------------------------------------------
+// The same values as half.h's to_f32/to_f16 (checked over every input), written so that
+// loops over them vectorise: on the device one conversion instruction each; on the host
+// every candidate result is computed and one is picked with bit masks. GCC 12 does not
+// vectorise half.h's ?: versions (it sinks the float op of the subnormal case into a
+// branch: "control flow in loop"), which would leave every f16 kernel scalar.
+
+HF_HD float widen(f16 h) {
+#if HF_DEVICE_CODE
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
+  return f;
+#else
+  const u32 em = h.bits & 0x7fffu;
+  const u32 sign = (u32)(h.bits & 0x8000u) << 16;
+  const u32 normal = (em << 13) + ((127u - 15u) << 23);
+  const u32 inf_nan = (em << 13) | 0x7f800000u;
+  const u32 sub = f32_bits((float)(i32)em * 5.9604644775390625e-8f);  // em * 2^-24, exact
+  const u32 m_inf = -(u32)(em >= 0x7c00u);
+  const u32 m_sub = -(u32)(em < 0x400u);
+  const u32 r = (((normal & ~m_inf) | (inf_nan & m_inf)) & ~m_sub) | (sub & m_sub);
+  return f32_from_bits(r | sign);
+#endif
+}
+HF_HD float widen(bf16 h) {
+  return to_f32(h);
+}
+
+HF_HD f16 narrow_f16(float x) {
+#if HF_DEVICE_CODE
+  f16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(x));
+  return h;
+#else
+  // half.h's to_f16: round to nearest even, overflow to inf, NaN to 0x7e00 (with sign).
+  const u32 b = f32_bits(x);
+  const u32 sign = (b >> 16) & 0x8000u;
+  const u32 ax = b & 0x7fffffffu;
+  const u32 special = 0x7c00u | (-(u32)(ax > 0x7f800000u) & 0x200u);
+  const u32 sub = f32_bits(f32_from_bits(ax) + 0.5f) - (126u << 23);
+  const u32 norm = (ax + ((u32)(15 - 127) << 23) + 0xfffu + ((ax >> 13) & 1u)) >> 13;
+  const u32 m_big = -(u32)(ax >= ((127u + 16u) << 23));
+  const u32 m_sub = -(u32)(ax < (113u << 23));
+  const u32 h = (norm & ~(m_big | m_sub)) | (special & m_big) | (sub & m_sub);
+  return f16{(u16)(sign | h)};
+#endif
+}
+HF_HD bf16 narrow_bf16(float x) {
+#if HF_DEVICE_CODE && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  bf16 h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.bits) : "f"(x));
+  return h;
+#else
+  return to_bf16(x);  // integer code; vectorises as it is
+#endif
+}
+
+// The value an f32 result has once stored in an f16/bf16 tensor: fused intermediates are
+// rounded where the unfused graph would have stored them.
+HF_HD float round_f16(float x) {
+  return widen(narrow_f16(x));
+}
+HF_HD float round_bf16(float x) {
+  return widen(narrow_bf16(x));
+}
+
+// ---- float -> integer, as type_convert: truncate, saturate, NaN -> 0 -------------------
+// Clamped before the conversion so that it is always in range (no UB, and it vectorises).
+
+HF_HD u8 sat_u8(float f) {
+  float c = f > 0.0f ? f : 0.0f;  // NaN -> 0
+  c = c < 255.0f ? c : 255.0f;
+  return (u8)(i32)c;
+}
+HF_HD i32 sat_i32(float f) {
+  const float lo = -2147483648.0f, hi = 2147483648.0f;
+  float c = f > lo ? f : lo;
+  c = c < hi ? c : lo;
+  i32 r = (i32)c;
+  r = f >= hi ? (i32)0x7fffffff : r;
+  return f != f ? 0 : r;
+}
+HF_HD i64 sat_i64(float f) {
+  const float lo = -9223372036854775808.0f, hi = 9223372036854775808.0f;
+  float c = f > lo ? f : lo;
+  c = c < hi ? c : lo;
+  i64 r = (i64)c;
+  r = f >= hi ? (i64)0x7fffffffffffffffll : r;
+  return f != f ? 0 : r;
+}
+
+// ---- pow_const ----------------------------------------------------------------------------
+
+// x^E by repeated squaring, in pow_const's order of multiplications.
+template <unsigned E>
+HF_HD float powi(float x) {
+  if constexpr (E == 0) {
+    return 1.0f;
+  } else if constexpr (E == 1) {
+    return x;
+  } else {
+    float h = powi<E / 2>(x);
+    if constexpr (E % 2)
+      return h * h * x;
+    else
+      return h * h;
+  }
+}
+
+// ---- reductions ---------------------------------------------------------------------------
+// Accumulators are float for float types and i64 for integer and bool types (wrapping).
+
+struct RSum {
+  template <class A>
+  HF_HD static A identity() {
+    return A(0);
+  }
+  template <class A>
+  HF_HD static A combine(A a, A b) {
+    return ::hf::detail::add(a, b);
+  }
+  template <class A>
+  HF_HD static A step(A acc, A x) {
+    return ::hf::detail::add(acc, x);
+  }
+};
+struct RSumSqr {
+  template <class A>
+  HF_HD static A identity() {
+    return A(0);
+  }
+  template <class A>
+  HF_HD static A combine(A a, A b) {
+    return ::hf::detail::add(a, b);
+  }
+  template <class A>
+  HF_HD static A step(A acc, A x) {
+    return ::hf::detail::add(acc, ::hf::detail::mul(x, x));
+  }
+};
+struct RProd {
+  template <class A>
+  HF_HD static A identity() {
+    return A(1);
+  }
+  template <class A>
+  HF_HD static A combine(A a, A b) {
+    return ::hf::detail::mul(a, b);
+  }
+  template <class A>
+  HF_HD static A step(A acc, A x) {
+    return ::hf::detail::mul(acc, x);
+  }
+};
+struct RMin {
+  template <class A>
+  HF_HD static A identity() {
+    if constexpr (::hf::detail::kIsFloat<A>)
+      return f32_from_bits(0x7f800000u);  // +inf
+    else
+      return (A)0x7fffffffffffffffll;
+  }
+  template <class A>
+  HF_HD static A combine(A a, A b) {
+    return ::hf::detail::min_nan(a, b);
+  }
+  template <class A>
+  HF_HD static A step(A acc, A x) {
+    return ::hf::detail::min_nan(acc, x);
+  }
+};
+struct RMax {
+  template <class A>
+  HF_HD static A identity() {
+    if constexpr (::hf::detail::kIsFloat<A>)
+      return f32_from_bits(0xff800000u);  // -inf
+    else
+      return (A)(-0x7fffffffffffffffll - 1);
+  }
+  template <class A>
+  HF_HD static A combine(A a, A b) {
+    return ::hf::detail::max_nan(a, b);
+  }
+  template <class A>
+  HF_HD static A step(A acc, A x) {
+    return ::hf::detail::max_nan(acc, x);
+  }
+};
+
+// MEAN's final division (an empty float row gives 0/0 = NaN, an empty integer row 0).
+HF_HD float mean_of(float sum, i64 n) {
+  return sum / (float)n;
+}
+HF_HD i64 mean_of(i64 sum, i64 n) {
+  return n == 0 ? sum : sum / n;
+}
+
+#if !HF_DEVICE_CODE
+// The unfused reduce's summation order for a contiguous row (reduce_kernels.h): a pairwise
+// tree over the row whose leaves hold at most kReduceLeaf elements, each leaf summed by
+// 128 bytes of independent accumulators. Same order, same float result; and the error of a
+// row sum grows like log(n), not n.
+inline constexpr i64 kReduceLeaf = 2048;
+
+template <class Op, class A>
+HF_VECTOR_LOOP inline A leaf_reduce(const A* __restrict x, i64 n) {
+  constexpr int W = 128 / (int)sizeof(A);
+  A acc[W];
+  for (int j = 0; j < W; ++j) acc[j] = Op::template identity<A>();
+  i64 i = 0;
+  for (; i + W <= n; i += W)
+    for (int j = 0; j < W; ++j) acc[j] = Op::step(acc[j], x[i + j]);
+  for (int j = 0; i + j < n; ++j) acc[j] = Op::step(acc[j], x[i + j]);
+  for (int w = W / 2; w > 0; w /= 2)
+    for (int j = 0; j < w; ++j) acc[j] = Op::combine(acc[j], acc[j + w]);
+  return acc[0];
+}
+
+// leaf(r0, n) reduces elements [r0, r0 + n) of the row; n <= kReduceLeaf.
+template <class Op, class A, class Leaf>
+A reduce_tree(i64 r0, i64 n, const Leaf& leaf) {
+  if (n <= kReduceLeaf) return leaf(r0, n);
+  const i64 h = ((n + 1) / 2 + kReduceLeaf - 1) / kReduceLeaf * kReduceLeaf;
+  const A left = reduce_tree<Op, A>(r0, h, leaf);
+  return Op::combine(left, reduce_tree<Op, A>(r0 + h, n - h, leaf));
+}
+#endif
+
+#if HF_DEVICE_CODE
+// Butterfly over the warp: every lane ends with the result.
+template <class Op, class A>
+__device__ __forceinline__ A warp_reduce(A v) {
+  for (int off = 16; off > 0; off >>= 1) v = Op::combine(v, __shfl_xor_sync(0xffffffffu, v, off));
+  return v;
+}
+
+// blockDim.x must be a multiple of 32; scratch holds 32 values. Every thread gets the
+// result, and scratch is free again on return.
+template <class Op, class A>
+__device__ __forceinline__ A block_reduce(A v, A* scratch) {
+  v = warp_reduce<Op>(v);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < (int)(blockDim.x >> 5) ? scratch[lane] : Op::template identity<A>();
+  v = warp_reduce<Op>(v);
+  __syncthreads();
+  return v;
+}
+
+// N elements of T moved as one access (N * sizeof(T) <= 16 bytes, a power of two).
+template <class T, int N>
+struct alignas(sizeof(T) * N) Vec {
+  T v[N];
+};
+
+__device__ __forceinline__ bool aligned(const void* p, unsigned long long bytes) {
+  return ((unsigned long long)p & (bytes - 1)) == 0;
+}
+#endif
+
+}  // namespace hf::fusion::gen
