@@ -145,7 +145,6 @@ void run_reduce(const Node& n, const TensorView& in, const TensorView& out) {
 
 }  // namespace
 
-double element(const TensorView& t, int64_t i) { return load<double>(t, i); }
 
 std::vector<HostTensor> reference_run(const Graph& g, const std::vector<HostTensor>& inputs) {
   std::map<ValueId, HostTensor> vals;
@@ -220,22 +219,6 @@ std::vector<HostTensor> reference_run(const Graph& g, const std::vector<HostTens
   std::vector<HostTensor> outs;
   for (ValueId v : g.outputs()) outs.push_back(vals.at(v));
   return outs;
-}
-
-Mismatch compare(const TensorView& e, const TensorView& a, double rtol, double atol) {
-  Mismatch worst;
-  double worst_excess = 0;
-  for (int64_t i = 0; i < e.numel(); ++i) {
-    double x = element(e, i), y = element(a, i);
-    if (std::isnan(x) && std::isnan(y)) continue;
-    if (std::isinf(x) && x == y) continue;
-    double excess = std::fabs(x - y) - (atol + rtol * std::fabs(x));
-    if (!(excess <= 0) && (worst.index < 0 || excess > worst_excess || std::isnan(excess))) {
-      worst = {i, x, y};
-      worst_excess = excess;
-    }
-  }
-  return worst;
 }
 
 }  // namespace hf::test

@@ -4,6 +4,7 @@
 #pragma once
 #include <vector>
 
+#include "runtime/exec/compare.h"
 #include "runtime/ir/graph.h"
 #include "runtime/ir/tensor.h"
 
@@ -12,14 +13,14 @@ namespace hf::test {
 // Evaluates every graph output from `inputs` (in g.inputs() order).
 std::vector<HostTensor> reference_run(const Graph& g, const std::vector<HostTensor>& inputs);
 
-// Element i of a contiguous tensor as double (f16/bf16 widened, bool 0/1).
-double element(const TensorView& t, int64_t i);
+using ::hf::Mismatch;
 
-struct Mismatch {
-  int64_t index = -1;  // -1: all match
-  double expected = 0, actual = 0;
-};
+inline double element(const TensorView& t, int64_t i) { return element_as_double(t, i); }
+
 // |a - e| <= atol + rtol * |e|, NaN matches NaN, infinities match in sign.
-Mismatch compare(const TensorView& expected, const TensorView& actual, double rtol, double atol);
+inline Mismatch compare(const TensorView& expected, const TensorView& actual, double rtol,
+                        double atol) {
+  return hf::compare(expected, actual, Tolerance{rtol, atol});
+}
 
 }  // namespace hf::test

@@ -1,0 +1,29 @@
+// Element-wise comparison of two results, as used to validate fused against unfused runs.
+#pragma once
+#include "runtime/ir/tensor.h"
+
+namespace hf {
+
+// The tolerances fused kernels are held to: f32 1e-5 relative, f16/bf16 1e-3 (they are
+// computed in f32 but unfused runs round every intermediate), integers and bool exact.
+struct Tolerance {
+  double rtol = 0, atol = 0;
+};
+Tolerance fused_tolerance(DType t);
+
+struct Mismatch {
+  int64_t index = -1;  // the worst element beyond tolerance; -1 when everything matches
+  double expected = 0, actual = 0;
+  // max |actual - expected| / (atol + rtol * |expected|) over the elements that are not
+  // NaN/inf: how much of the tolerance the worst element used (<= 1 when all match).
+  double worst_ratio = 0;
+};
+
+// |actual - expected| <= atol + rtol * |expected|; NaN matches NaN, infinities match in
+// sign. Both tensors contiguous, same dtype and shape.
+Mismatch compare(const TensorView& expected, const TensorView& actual, Tolerance tol);
+
+// Element i of a contiguous tensor as double (f16/bf16 widened, bool 0/1).
+double element_as_double(const TensorView& t, int64_t i);
+
+}  // namespace hf
