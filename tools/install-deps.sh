@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages hotfuse builds against, by name. Idempotent: it asks apt
+# for nothing when every package is present, and runs `apt-get update` only when it must
+# install. The CUDA toolkit is optional and expected in /usr/local/cuda.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build python3
+  nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libopenblas-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
