@@ -8,6 +8,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 
+# Environment set on a call (VAR=x expect ...) applies to the hotfuse-run it starts.
 expect() {  # expect "substring" args...
   local want=$1
   shift
@@ -50,6 +51,11 @@ expect "--iters" "$ex" --iters abc
 expect "--backend" "$ex" --backend tpu
 expect "--backend cuda" "$ex" --backend cuda
 expect "GRAPH is required" --iters 3
+expect "--fusion" "$ex" --fusion sometimes
+MGB_JIT_BACKEND=PTX expect "MGB_JIT_BACKEND" "$ex" --iters 1 --warmup 0
+mkdir -m 0777 "$tmp/open"
+MGB_JIT_WORKDIR="$tmp/open" expect "$tmp/open" "$ex" --iters 1 --warmup 0
+expect "--report /no/such/dir/r.json" "$ex" --iters 1 --warmup 0 --fusion off --report /no/such/dir/r.json
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all bad inputs rejected cleanly"

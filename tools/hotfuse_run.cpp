@@ -11,6 +11,7 @@
 
 #include "fusion/cpu_kernel_cache.h"
 #include "fusion/detect.h"
+#include "fusion/workdir.h"
 #include "profiler/step_times.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/compare.h"
@@ -133,6 +134,9 @@ int run(const Options& o) {
     if (!o.report.empty()) write_report(o.report, g, o, before, nullptr, nullptr);
     return 0;
   }
+  if (fusion::jit_backend_from_env() == "NVRTC")  // validated: a bad value is an error
+    std::cerr << "hotfuse-run: MGB_JIT_BACKEND=NVRTC needs the CUDA backend; this run is on "
+                 "the CPU, so kernels are generated as C++\n";
   fusion::CpuKernelCache& cache = fusion::CpuKernelCache::process();
   FusionResult fused = fuse_graph(g, *level, cache);
   for (const std::string& f : fused.failures) std::cerr << "hotfuse-run: " << f << "\n";
