@@ -1,17 +1,31 @@
-# hotfuse-run end to end: every example prints its per-op table, and every kind of bad
-# input gives exit code 2 with one line naming the problem (tests/cli_errors.sh).
+# hotfuse-run end to end: every example prints its per-op tables and fuses, the report has
+# its public fields, and every kind of bad input gives exit code 2 with one line naming
+# the problem (tests/cli_errors.sh). Kernels go to a cache inside the build tree, never
+# the user's.
+set(HF_TEST_ENV "HOTFUSE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-kernel-cache")
 file(GLOB HF_EXAMPLES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/traces/graphs/*.json)
 foreach(ex ${HF_EXAMPLES})
   get_filename_component(name ${ex} NAME_WE)
-  add_test(NAME cli_run_${name}
-           COMMAND hotfuse-run ${ex} --iters 3 --warmup 1 --backend cpu)
-  set_tests_properties(cli_run_${name} PROPERTIES
-    PASS_REGULAR_EXPRESSION "sum of ops"
-    FAIL_REGULAR_EXPRESSION "internal error")
+  foreach(level off static all)
+    add_test(NAME cli_run_${name}_${level}
+             COMMAND hotfuse-run ${ex} --iters 3 --warmup 1 --backend cpu --fusion ${level})
+    set(pass "sum of ops")
+    if(level STREQUAL "all")
+      set(pass "outputs match unfused")
+    endif()
+    set_tests_properties(cli_run_${name}_${level} PROPERTIES
+      ENVIRONMENT "${HF_TEST_ENV}"
+      PASS_REGULAR_EXPRESSION "${pass}"
+      FAIL_REGULAR_EXPRESSION "internal error|failed to compile")
+  endforeach()
 endforeach()
+add_test(NAME cli_report
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_report.sh $<TARGET_FILE:hotfuse-run>
+                 ${PROJECT_SOURCE_DIR})
 add_test(NAME cli_errors
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_errors.sh $<TARGET_FILE:hotfuse-run>
                  ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_report cli_errors PROPERTIES ENVIRONMENT "${HF_TEST_ENV}")
 add_test(NAME cli_help COMMAND hotfuse-run --help)
 set_tests_properties(cli_help PROPERTIES
-  PASS_REGULAR_EXPRESSION "--iters.*--warmup.*--backend.*--seed")
+  PASS_REGULAR_EXPRESSION "--fusion.*--report.*--iters.*--warmup.*--backend.*--seed")
