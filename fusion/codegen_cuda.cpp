@@ -19,7 +19,7 @@ namespace {
 
 using namespace codegen_detail;
 
-std::string n_(long long v) {
+std::string num(long long v) {
   return std::to_string(v);
 }
 
@@ -54,7 +54,7 @@ void print_params(SourcePrinter& p, const KernelSpec& s, const CudaParamLayout& 
         break;
       case CudaParam::Kind::Shape:
       case CudaParam::Kind::InStrides:
-        decl = "long long " + f.name + "[" + n_(s.rank) + "]";
+        decl = "long long " + f.name + "[" + num(s.rank) + "]";
         break;
       default:
         decl = "long long " + f.name;
@@ -127,7 +127,7 @@ void print_at(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
         }
   if (dmin < R) p.line("I rest = i;");
   for (int d = R - 1; d >= dmin; --d) {
-    const std::string shape = "(I)p.shape[" + n_(d) + "]";
+    const std::string shape = "(I)p.shape[" + num(d) + "]";
     if (used[static_cast<size_t>(d)])
       p.line("const I c", d, " = ", d == 0 ? "rest" : "rest % " + shape, ";");
     if (d > dmin) p.line("rest /= ", shape, ";");
@@ -137,7 +137,8 @@ void print_at(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
     std::vector<std::string> terms;
     for (int d = 0; d < R; ++d)
       if (!((s.inputs[k].broadcast_mask >> d) & 1u))
-        terms.push_back("c" + n_(d) + " * (I)p.in" + std::to_string(k) + "_strides[" + n_(d) + "]");
+        terms.push_back("c" + num(d) + " * (I)p.in" + std::to_string(k) + "_strides[" + num(d) +
+                        "]");
     p.line("const I o", k, " = ", terms.empty() ? "0" : join(terms, " + "), ";");
   }
   p.line("eval(", join(eval_args(s, info, "i")), ");");
@@ -179,7 +180,7 @@ void print_flat_entry(SourcePrinter& p, const KernelSpec& s, const SpecInfo& inf
     const DType t = s.inputs[k].dtype;
     types.emplace_back("VI" + ks, storage_type(t));
     checks.push_back("::hf::fusion::gen::aligned(p.in" + ks + ", " +
-                     n_(V * static_cast<long long>(dtype_size(t))) + ")");
+                     num(V * static_cast<long long>(dtype_size(t))) + ")");
     vargs.push_back("a" + ks + ".v[u]");
   }
   for (size_t o = 0; o < s.outputs.size(); ++o) {
@@ -187,7 +188,7 @@ void print_flat_entry(SourcePrinter& p, const KernelSpec& s, const SpecInfo& inf
     const DType t = s.outputs[o].dtype;
     types.emplace_back("VO" + os, storage_type(t));
     checks.push_back("::hf::fusion::gen::aligned(p.out" + os + ", " +
-                     n_(V * static_cast<long long>(dtype_size(t))) + ")");
+                     num(V * static_cast<long long>(dtype_size(t))) + ")");
     vargs.push_back("b" + os + ".v[u]");
   }
   p.line("long long tail = 0;");

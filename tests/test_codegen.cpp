@@ -912,19 +912,11 @@ int compare(const Case& c, size_t o, const std::vector<unsigned char>& want,
 
 // ---- compiling generated C++ ---------------------------------------------------------------
 
+// The headers generated code includes, as the runtime ships them (embedded at build time).
 std::vector<std::pair<std::string, std::string>> kernel_headers() {
   std::vector<std::pair<std::string, std::string>> h;
   for (const EmbeddedHeader& e : embedded_headers())
     h.emplace_back(std::string(e.path), std::string(e.contents));
-  // Until CMake embeds fusion/codegen_support.h, take it from the source tree.
-  bool have = false;
-  for (const auto& [path, text] : h) have = have || path == "fusion/codegen_support.h";
-  if (!have) {
-    std::ifstream f(std::string(HF_SOURCE_DIR) + "/fusion/codegen_support.h");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    h.emplace_back("fusion/codegen_support.h", ss.str());
-  }
   return h;
 }
 
