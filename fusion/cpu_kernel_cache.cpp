@@ -53,18 +53,36 @@ int CpuKernelCache::compiles() const {
   return compiles_;
 }
 
+bool CpuKernelCache::cached(const KernelSpec& spec) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (loaded_.count(spec.hash())) return true;
+  }
+  if (!disk_) return false;
+  std::string key = DiskCache::make_key(
+      {generate_cpp(spec, kernel_name(spec), ""), "cpu", host_cache_identity()});
+  std::error_code ec;
+  return std::filesystem::is_regular_file(disk_->entry_path(key), ec);
+}
+
 CompileOutcome CpuKernelCache::ensure(const KernelSpec& spec, const std::string& origin) {
   auto t0 = std::chrono::steady_clock::now();
   const uint64_t hash = spec.hash();
   const std::string name = kernel_name(spec);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (loaded_.count(hash)) return {true, CompileOutcome::Memory, ms_since(t0), ""};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (loaded_.count(hash)) return {true, CompileOutcome::Memory, ms_since(t0), ""};
+  }
 
+  // The lock is not held while compiling or loading: the executor looks kernels up
+  // between iterations and must never wait for a compiler. Two threads ensuring the same
+  // spec at once both build it; the first one loaded is kept.
   auto load = [&](const std::filesystem::path& lib) {
     Loaded l;
     l.library = std::make_shared<HostLibrary>(lib);
     l.fn = reinterpret_cast<HostKernelFn>(l.library->symbol(name));
-    loaded_[hash] = l;
+    std::lock_guard<std::mutex> lock(mu_);
+    loaded_.emplace(hash, l);
   };
 
   // The key names the code, not where it came from: the origin comment is left out so the
@@ -85,7 +103,10 @@ CompileOutcome CpuKernelCache::ensure(const KernelSpec& spec, const std::string&
 
   std::string source = generate_cpp(spec, name, origin);
   HostCompileResult r = compile_host_library(source, name, *workdir_);
-  ++compiles_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++compiles_;
+  }
   if (!r.ok) {
     return {false, CompileOutcome::Failed, ms_since(t0),
             "kernel " + name + " failed to compile; its region runs unfused (source " +

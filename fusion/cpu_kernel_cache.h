@@ -38,6 +38,9 @@ class CpuKernelCache {
 
   // origin: the graph nodes the kernel came from (sanitised into a comment by codegen).
   CompileOutcome ensure(const KernelSpec& spec, const std::string& origin);
+  // Whether ensure() would find the kernel in memory or on disk (no compile). A cheap
+  // look, not a verification: a corrupt entry found later is still rebuilt.
+  bool cached(const KernelSpec& spec) const;
   // The loaded kernel for a spec hash, or nullptr.
   HostKernelFn find(uint64_t spec_hash) const;
   static std::string kernel_name(const KernelSpec& spec) { return "hf_" + spec.hash_hex(); }

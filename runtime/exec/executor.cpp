@@ -11,8 +11,8 @@ const Graph& verified(const Graph& g) {
 }
 }  // namespace
 
-Executor::Executor(const Graph& g, Backend& backend)
-    : graph_(verified(g)), backend_(backend), plan_(g, backend) {
+Executor::Executor(const Graph& g, Backend& backend, std::span<const ValueId> observe)
+    : graph_(verified(g)), backend_(backend), plan_(g, backend, observe) {
   outputs_.resize(g.outputs().size());
 }
 

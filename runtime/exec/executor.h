@@ -19,7 +19,8 @@ class StepObserver {
 class Executor {
  public:
   // Plans `g` for `backend`; throws hf::Error if the graph is invalid or a node unsupported.
-  Executor(const Graph& g, Backend& backend);
+  // `observe`: values readable after each run through plan().observed() (see Plan).
+  Executor(const Graph& g, Backend& backend, std::span<const ValueId> observe = {});
 
   // Runs one iteration. `inputs` follow g.inputs() and must match their dtypes and shapes
   // (checked; hf::Error names the input). Returns the outputs' views, valid until the next

@@ -23,7 +23,7 @@ size_t value_bytes(const Value& v) {
 
 }  // namespace
 
-Plan::Plan(const Graph& g, Backend& backend) : backend_(backend) {
+Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) : backend_(backend) {
   std::vector<NodeId> order = g.topo_order();
   const size_t nv = g.values().size();
 
@@ -33,6 +33,13 @@ Plan::Plan(const Graph& g, Backend& backend) : backend_(backend) {
   for (size_t s = 0; s < order.size(); ++s)
     for (ValueId v : g.node(order[s]).inputs) last_use[v] = s;
   for (ValueId v : g.outputs()) last_use[v] = kForever;
+  for (ValueId v : observe) {
+    if (v < 0 || static_cast<size_t>(v) >= nv || g.value(v).producer == kNoNode ||
+        g.node(g.value(v).producer).dead)
+      throw Error("graph '" + g.name + "': cannot observe value " + std::to_string(v) +
+                  ": not computed by a live node");
+    last_use[v] = kForever;
+  }
 
   std::vector<int> input_index(nv, -1);
   for (size_t i = 0; i < g.inputs().size(); ++i) input_index[g.inputs()[i]] = static_cast<int>(i);
@@ -115,8 +122,10 @@ Plan::Plan(const Graph& g, Backend& backend) : backend_(backend) {
     for (ValueId v : n.inputs) st.inputs.push_back(view_of(v));
     for (ValueId v : n.outputs) st.outputs.push_back(view_of(v));
     // Constants are computed once, here, and never become steps of the iteration.
-    if (n.op == OpType::Constant) st.kernel->run(st.inputs, st.outputs);
-    else steps_.push_back(std::move(st));
+    if (n.op == OpType::Constant)
+      st.kernel->run(st.inputs, st.outputs);
+    else
+      steps_.push_back(std::move(st));
   }
 
   input_uses_.resize(g.inputs().size());
@@ -126,6 +135,7 @@ Plan::Plan(const Graph& g, Backend& backend) : backend_(backend) {
       if (input_index[n.inputs[k]] >= 0) input_uses_[input_index[n.inputs[k]]].push_back({s, k});
   }
 
+  for (ValueId v : observe) observed_.emplace(v, view_of(v));
   for (ValueId v : g.outputs()) {
     output_is_input_.push_back(input_index[v]);
     outputs_.push_back(view_of(v));
@@ -134,6 +144,12 @@ Plan::Plan(const Graph& g, Backend& backend) : backend_(backend) {
 
 Plan::~Plan() {
   for (void* p : buffers_) backend_.free(p);
+}
+
+const TensorView& Plan::observed(ValueId v) const {
+  auto it = observed_.find(v);
+  if (it == observed_.end()) throw Error("value " + std::to_string(v) + " is not observed");
+  return it->second;
 }
 
 void Plan::bind_input(size_t i, void* data) {

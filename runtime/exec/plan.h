@@ -7,7 +7,9 @@
 // (Elemwise, PowC, same-size TypeCvt). Graph outputs and constants get their own buffers.
 // All buffers are allocated here, so iterations allocate nothing.
 #pragma once
+#include <map>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "runtime/exec/backend.h"
@@ -22,8 +24,10 @@ struct Step {
 
 class Plan {
  public:
-  // Throws hf::Error naming the node if the backend cannot run it.
-  Plan(const Graph& g, Backend& backend);
+  // Throws hf::Error naming the node if the backend cannot run it. Values in `observe`
+  // keep their own buffers like graph outputs, so they can be read after a run (the
+  // adaptive session compares a region's live-outs fused and unfused this way).
+  Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe = {});
   ~Plan();
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
@@ -34,6 +38,8 @@ class Plan {
   void bind_input(size_t i, void* data);
   // The view of graph output `i` (valid until the next run).
   const TensorView& output(size_t i) const { return outputs_[i]; }
+  // The view of an observed value (hf::Error if it was not observed).
+  const TensorView& observed(ValueId v) const;
   size_t buffer_bytes() const { return buffer_bytes_; }  // all planned memory
 
  private:
@@ -47,6 +53,7 @@ class Plan {
   std::vector<std::vector<InputUse>> input_uses_;  // per graph input
   std::vector<int> output_is_input_;               // per graph output: input index or -1
   std::vector<TensorView> outputs_;
+  std::map<ValueId, TensorView> observed_;
   size_t buffer_bytes_ = 0;
 };
 

@@ -11,8 +11,7 @@ int kernel_count(const Graph& g) {
   return n;
 }
 
-FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level,
-                        fusion::CpuKernelCache& cache) {
+FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level, fusion::CpuKernelCache& cache) {
   FusionResult r{g, {}, 0, 0, 0, 0, 0, {}};
   if (level == fusion::FusionLevel::Off) return r;
   if (level == fusion::FusionLevel::Static) {
@@ -38,8 +37,8 @@ FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level,
       r.failures.push_back(c.message);
       continue;
     }
-    r.cache_hits += c.source == fusion::CompileOutcome::Memory ||
-                    c.source == fusion::CompileOutcome::Disk;
+    r.cache_hits +=
+        c.source == fusion::CompileOutcome::Memory || c.source == fusion::CompileOutcome::Disk;
     r.compiled += c.source == fusion::CompileOutcome::Compiled;
     fusion::fuse_region(r.graph, region);  // regions of one detection fuse in any order
     ++r.regions_fused;

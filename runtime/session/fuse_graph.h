@@ -16,17 +16,16 @@ namespace hf {
 
 struct FusionResult {
   Graph graph;
-  fusion::Detection detection;   // on the input graph (empty below level all)
+  fusion::Detection detection;  // on the input graph (empty below level all)
   int static_rewrites = 0;
   int regions_fused = 0;
-  double compile_ms_total = 0;   // generate + compile or load, all regions
-  int cache_hits = 0;            // regions whose kernel came from memory or disk
-  int compiled = 0;              // regions compiled now
+  double compile_ms_total = 0;        // generate + compile or load, all regions
+  int cache_hits = 0;                 // regions whose kernel came from memory or disk
+  int compiled = 0;                   // regions compiled now
   std::vector<std::string> failures;  // one line per region left unfused by a failure
 };
 
-FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level,
-                        fusion::CpuKernelCache& cache);
+FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level, fusion::CpuKernelCache& cache);
 
 // Steps one iteration runs: live nodes except Constants (computed when the plan is built).
 int kernel_count(const Graph& g);

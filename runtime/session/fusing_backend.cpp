@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "runtime/ir/error.h"
 #include "fusion/region_spec.h"
+#include "runtime/ir/error.h"
 
 namespace hf {
 
@@ -12,8 +12,8 @@ namespace {
 class FusedCpuKernel final : public Kernel {
  public:
   FusedCpuKernel(const Node& n, const fusion::RegionKernel& rk, fusion::HostKernelFn fn,
-                 cpu::ThreadPool& pool)
-      : fn_(fn), pool_(pool) {
+                 cpu::ThreadPool& pool, const FusedRunHook& hook)
+      : fn_(fn), pool_(pool), hook_(hook), hash_(rk.spec.hash()) {
     const fusion::KernelSpec& spec = rk.spec;
     // Where each spec input and output sits among the node's live-ins and live-outs.
     for (ValueId v : rk.inputs)
@@ -50,11 +50,14 @@ class FusedCpuKernel final : public Kernel {
     const fusion::KernelArgs* a = args_.get();
     fusion::HostKernelFn fn = fn_;
     pool_.parallel_for(range_, grain_, [a, fn](int64_t b, int64_t e) { fn(a, b, e); });
+    if (hook_) hook_(hash_, out);
   }
 
  private:
   fusion::HostKernelFn fn_;
   cpu::ThreadPool& pool_;
+  const FusedRunHook& hook_;
+  uint64_t hash_;
   std::unique_ptr<fusion::KernelArgs> args_;  // ~4.7 KiB: strides for 64 inputs
   std::vector<size_t> in_slot_, out_slot_;
   int64_t range_ = 0, grain_ = 1;
@@ -68,7 +71,7 @@ std::unique_ptr<Kernel> FusingCpuBackend::make_kernel(const Graph& g, const Node
   if (!f) throw Error(describe(n) + ": fused node without a region kernel");
   fusion::HostKernelFn fn = kernels_.find(f->kernel.spec.hash());
   if (!fn) throw Error(describe(n) + ": kernel " + f->kernel.spec.hash_hex() + " is not loaded");
-  return std::make_unique<FusedCpuKernel>(n, f->kernel, fn, base_.pool());
+  return std::make_unique<FusedCpuKernel>(n, f->kernel, fn, base_.pool(), hook_);
 }
 
 }  // namespace hf
