@@ -30,14 +30,20 @@ def report(name, log2, t, level):
     p = f"{out}/hf_{name}_{log2}_T{t}_{level}.json"
     return json.load(open(p))["summary"] if os.path.exists(p) else None
 
-print("| workload | N | T | off ms | static ms | all ms | kernels off -> all | all GB/s |"
-      " C++ hand-fused strict ms | C++ -ffast-math ms | all vs -ffast-math | compile ms |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| workload | N | T | off ms | static ms | all ms | adaptive ms | kernels off -> all / adaptive |"
+      " all GB/s | C++ hand-fused strict ms | C++ -ffast-math ms | all vs -ffast-math | compile ms |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for log2 in (20, 24):
     n = 1 << log2
     for name in W:
         for t in (1, 2):
             a, s = report(name, log2, t, "all"), report(name, log2, t, "static")
+            ad = report(name, log2, t, "adaptive")
+            if ad:
+                ad_ms = f"{(ad['fused_ms'] or ad['unfused_ms']):.3f}"
+                ad_k = f" / {ad['kernels_after']}"
+            else:
+                ad_ms, ad_k = "-", ""
             if not a:
                 continue
             fused = a["fused_ms"] or a["unfused_ms"]
@@ -48,7 +54,8 @@ for log2 in (20, 24):
             fmt = lambda v: f"{v:.3f}" if v is not None else "-"
             print(f"| {name} ({W[name]}) | 2^{log2} | {t} | {a['unfused_ms']:.3f} | "
                   f"{fmt(s['fused_ms'] if s and s['fused_ms'] else (s or {}).get('unfused_ms'))} | "
-                  f"{fused:.3f} | {a['kernels_before']} -> {a['kernels_after']} | {gbps:.1f} | "
+                  f"{fused:.3f} | {ad_ms} | {a['kernels_before']} -> {a['kernels_after']}{ad_k} | "
+                  f"{gbps:.1f} | "
                   f"{fmt(strict)} | {fmt(fast)} | {ratio} | {a['compile_ms_total']:.0f} |")
 if triad:
     print()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end benchmark of the example workloads, hotfuse and its peers in ONE run:
-#   hotfuse-run --fusion off / static / all   (median iteration times from --report)
+#   hotfuse-run --fusion off / static / all / adaptive   (median iteration times, --report)
 #   the peers' hand-fused C++ loops (strict and -ffast-math) and STREAM (../shared/bench/peers)
 # at 2^20 and 2^24 float32 elements, 1 and 2 threads. Prints a markdown table (the source of
 # bench/RESULTS.md). Usage: bench/run_examples.sh [OUTDIR]   (default build/bench)
@@ -35,6 +35,10 @@ for log2 in 20 24; do
         "$root/build/hotfuse-run" "$g" --threads $t --iters 15 --warmup 2 --fusion $level \
           --report "$out/hf_${name}_${log2}_T${t}_${level}.json" >/dev/null
       done
+      # Adaptive with its defaults, except compiles are waited for (kernels are cached by
+      # the `all` run above anyway), so the steady state is what gets timed.
+      "$root/build/hotfuse-run" "$g" --threads $t --iters 15 --warmup 2 --fusion adaptive \
+        --sync-compile --report "$out/hf_${name}_${log2}_T${t}_adaptive.json" >/dev/null
     done
   done
 done

@@ -48,6 +48,10 @@ expect "is a directory" "$root/traces"
 expect "--frobnicate" "$ex" --frobnicate
 expect "--iters" "$ex" --iters 0
 expect "--iters" "$ex" --iters abc
+expect "--min-saving" "$ex" --min-saving 150
+expect "--profile-iters" "$ex" --profile-iters 0
+expect "--expected-iters" "$ex" --expected-iters -5
+expect "--fusion" "$ex" --fusion sometimes
 expect "--backend" "$ex" --backend tpu
 expect "--backend cuda" "$ex" --backend cuda
 expect "GRAPH is required" --iters 3

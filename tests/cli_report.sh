@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# report.json's public fields (docs/report.md) for --fusion all, static and off.
+# report.json's public fields (docs/report.md) for --fusion all, static, off and adaptive.
 # Usage: cli_report.sh HOTFUSE_RUN REPO_ROOT
 set -euo pipefail
 run=$1
@@ -10,6 +10,8 @@ for level in all static off; do
   "$run" "$root/traces/graphs/adam.json" --iters 3 --warmup 1 --fusion $level \
     --report "$tmp/$level.json" >/dev/null
 done
+"$run" "$root/traces/graphs/adam.json" --iters 3 --warmup 1 --fusion adaptive --sync-compile \
+  --min-saving 0 --expected-iters 1000000000 --report "$tmp/adaptive.json" >/dev/null
 python3 - "$tmp" <<'PY'
 import json, sys
 d = sys.argv[1]
@@ -29,5 +31,33 @@ s = json.load(open(f"{d}/static.json"))["summary"]
 assert s["kernels_after"] == 10 and s["compile_ms_total"] == 0, s
 s = json.load(open(f"{d}/off.json"))["summary"]
 assert s["fused_ms"] is None and s["speedup"] is None and s["kernels_after"] == 14, s
+# adaptive: the session's report (docs/report.md). --min-saving 0 and a long expected run
+# make the selection independent of this machine's timings.
+r = json.load(open(f"{d}/adaptive.json"))
+s = r["summary"]
+for f in fields + ["peak_bytes_before", "peak_bytes_after", "regions_detected",
+                   "regions_kept", "iterations_total", "phase"]:
+    assert f in s, f"adaptive: missing {f}"
+assert s["fusion"] == "adaptive" and s["phase"] == "steady", s
+assert s["kernels_before"] == 14 and s["kernels_after"] in (1, 14), s
+phases = [it["phase"] for it in r["iterations"]]
+assert phases[0] == "warmup" and "profiling" in phases and phases[-1] == "steady", phases
+for op in r["ops"]:
+    for f in ("node", "op", "time_ms", "bytes", "gbps", "peak_share", "class", "region"):
+        assert f in op, (f, op)
+    assert op["class"] in ("memory-bound", "compute-bound", "launch-bound"), op
+assert len(r["regions"]) == 1, r["regions"]
+reg = r["regions"][0]
+for f in ("id", "kernel", "nodes", "state", "reason", "predicted_ms", "unfused_ms", "fused_ms",
+          "compile_ms", "cache_hit", "validation", "selected"):
+    assert f in reg, (f, reg)
+assert reg["selected"] and reg["state"] in ("swapped", "reverted"), reg
+if reg["state"] == "swapped":
+    assert s["kernels_after"] == 1 and s["fused_ms"] > 0 and reg["fused_ms"] > 0, (s, reg)
+    assert reg["validation"].startswith("passed"), reg
+    assert s["peak_bytes_after"] < s["peak_bytes_before"], s
+for k in ("bandwidth_gbps", "gflops", "launch_us"):
+    assert r["machine"][k] > 0, r["machine"]
+assert any("profiled" in e["text"] for e in r["events"]), r["events"]
 print("report fields ok")
 PY

@@ -1,8 +1,8 @@
 // Fusion end to end on the CPU: detect, generate, compile (real host compiler), load, run
 // through the executor, and compare with the unfused run on the same inputs. Also the
 // caches, the work directory, compile failures and hostile node names.
-#include <gtest/gtest.h>
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <cstring>
@@ -19,60 +19,13 @@
 #include "runtime/io/random_inputs.h"
 #include "runtime/session/fuse_graph.h"
 #include "runtime/session/fusing_backend.h"
+#include "tests/support/jit_env.h"
 #include "tests/support/reference.h"
 
 namespace hf {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A private work directory and disk cache per test, never the user's.
-struct JitEnv {
-  fs::path root;
-  std::shared_ptr<fusion::Workdir> workdir;
-  std::shared_ptr<fusion::DiskCache> disk;
-  std::unique_ptr<fusion::CpuKernelCache> cache;
-  explicit JitEnv(bool keep = false) {
-    root = fs::temp_directory_path() / ("hf-e2e-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(counter()++));
-    fs::create_directories(root / "cache");
-    ::chmod(root.c_str(), 0700);
-    ::chmod((root / "cache").c_str(), 0700);
-    workdir = fusion::Workdir::open(root / "work", keep);
-    disk = std::make_shared<fusion::DiskCache>(root / "cache");
-    cache = std::make_unique<fusion::CpuKernelCache>(workdir, disk);
-  }
-  // A second process: same disk cache, empty memory cache.
-  std::unique_ptr<fusion::CpuKernelCache> fresh_process() const {
-    return std::make_unique<fusion::CpuKernelCache>(workdir, disk);
-  }
-  ~JitEnv() {
-    cache.reset();
-    workdir.reset();
-    std::error_code ec;
-    fs::remove_all(root, ec);
-  }
-  static int& counter() {
-    static int c = 0;
-    return c;
-  }
-};
-
-std::vector<TensorView> views(const std::vector<HostTensor>& ts) {
-  std::vector<TensorView> v;
-  for (const HostTensor& t : ts) v.push_back(t.view());
-  return v;
-}
-
-std::vector<HostTensor> copies(std::span<const TensorView> out) {
-  std::vector<HostTensor> c;
-  for (const TensorView& v : out) {
-    HostTensor t(v.dtype, v.shape);
-    std::memcpy(t.data(), v.data, t.bytes());
-    c.push_back(std::move(t));
-  }
-  return c;
-}
 
 // Runs g unfused and fused on the same inputs; checks every output within the fused
 // tolerances, and returns the fusion result for further checks.
@@ -90,8 +43,8 @@ FusionResult expect_fused_matches_unfused(const Graph& g, fusion::CpuKernelCache
     auto got = fused.run(views(in));
     for (size_t i = 0; i < got.size(); ++i) {
       Mismatch m = compare(want[i].view(), got[i], fused_tolerance(got[i].dtype));
-      EXPECT_EQ(m.index, -1) << g.name << " output " << i << " element " << m.index
-                             << ": unfused " << m.expected << ", fused " << m.actual;
+      EXPECT_EQ(m.index, -1) << g.name << " output " << i << " element " << m.index << ": unfused "
+                             << m.expected << ", fused " << m.actual;
     }
   }
   return fr;
@@ -105,8 +58,8 @@ TEST(FusionE2E, EveryExampleFusesAndMatchesUnfused) {
   JitEnv env;
   // Kernels per iteration after fusion: what the detector promises for each example.
   const std::map<std::string, int> expected_kernels = {
-      {"abc", 1},        {"ab_plus_c", 1}, {"gelu_chain", 1},     {"activation_chain", 1},
-      {"adam", 1},       {"layernorm", 4}, {"bias_activation", 1}};
+      {"abc", 1},  {"ab_plus_c", 1}, {"gelu_chain", 1},     {"activation_chain", 1},
+      {"adam", 1}, {"layernorm", 4}, {"bias_activation", 1}};
   for (const auto& [name, kernels] : expected_kernels) {
     SCOPED_TRACE(name);
     Graph g = example(name);
@@ -220,7 +173,8 @@ TEST(FusionE2E, WorkdirKeepsIntermediatesOnlyWhenAsked) {
     env.workdir.reset();
     int left = 0;
     if (fs::exists(work))
-      for (auto it = fs::recursive_directory_iterator(work); it != fs::recursive_directory_iterator(); ++it)
+      for (auto it = fs::recursive_directory_iterator(work);
+           it != fs::recursive_directory_iterator(); ++it)
         left += it->is_regular_file();
     EXPECT_EQ(left, 0);
   }
@@ -230,10 +184,10 @@ TEST(FusionE2E, WorkdirKeepsIntermediatesOnlyWhenAsked) {
 // and binary modes whose domains are safe on [-1, 1) inputs, values reused by several
 // consumers (multi-output regions) and inputs of lower rank.
 Graph random_dag(std::mt19937& rng, DType dtype) {
-  static const Mode unary[] = {Mode::RELU, Mode::EXP, Mode::TANH, Mode::SIGMOID, Mode::NEGATE,
-                               Mode::ABS, Mode::SQUARE, Mode::GELU, Mode::SIN, Mode::H_SWISH};
-  static const Mode binary[] = {Mode::ADD, Mode::SUB, Mode::MUL, Mode::MAX, Mode::MIN,
-                                Mode::FUSE_ADD_RELU};
+  static const Mode unary[] = {Mode::RELU, Mode::EXP,    Mode::TANH, Mode::SIGMOID, Mode::NEGATE,
+                               Mode::ABS,  Mode::SQUARE, Mode::GELU, Mode::SIN,     Mode::H_SWISH};
+  static const Mode binary[] = {Mode::ADD, Mode::SUB, Mode::MUL,
+                                Mode::MAX, Mode::MIN, Mode::FUSE_ADD_RELU};
   Graph g;
   int rank = 1 + rng() % 3;
   Shape full;
@@ -243,7 +197,7 @@ Graph random_dag(std::mt19937& rng, DType dtype) {
   for (int i = 0; i < inputs; ++i) {
     Shape s = full;
     for (auto& d : s)
-      if (rng() % 3 == 0) d = 1;  // broadcast along this axis
+      if (rng() % 3 == 0) d = 1;             // broadcast along this axis
     if (rng() % 4 == 0) s.erase(s.begin());  // a lower-rank input
     pool.push_back(g.add_input("in" + std::to_string(i), dtype, s));
   }
@@ -282,7 +236,8 @@ TEST(FusionE2E, RandomDagsMatchUnfusedF32AndF16) {
 }
 
 TEST(FusionE2E, EveryExampleKernelCompilesWithNvrtcForSm80AndSm90) {
-  if (!fusion::nvrtc_available()) GTEST_SKIP() << "this build has no NVRTC (CUDA toolkit not found)";
+  if (!fusion::nvrtc_available())
+    GTEST_SKIP() << "this build has no NVRTC (CUDA toolkit not found)";
   for (const char* name : {"abc", "ab_plus_c", "gelu_chain", "activation_chain", "adam",
                            "layernorm", "bias_activation"}) {
     Graph g = example(name);

@@ -1,10 +1,14 @@
-// hotfuse-run: runs a graph on deterministic random inputs, profiles every operator, and
-// with --fusion static|all runs it again fused and compares.
+// hotfuse-run: runs a graph on deterministic random inputs and profiles every operator.
+// --fusion adaptive (the default) runs an adaptive Session: profile unfused, fuse the hot
+// regions in the background, swap them in, validate, keep what is faster. static|all run
+// the graph again fused up front; every fused run is checked against the unfused one.
 //
 // Exit codes: 0 success, 2 bad input (file, graph, option), 1 internal error (including
 // fused results that do not match unfused ones).
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -12,6 +16,7 @@
 #include "fusion/cpu_kernel_cache.h"
 #include "fusion/detect.h"
 #include "fusion/workdir.h"
+#include "profiler/machine_probe.h"
 #include "profiler/step_times.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/compare.h"
@@ -21,6 +26,8 @@
 #include "runtime/ir/error.h"
 #include "runtime/session/fuse_graph.h"
 #include "runtime/session/fusing_backend.h"
+#include "runtime/session/session.h"
+#include "runtime/session/session_report.h"
 
 namespace {
 
@@ -31,10 +38,17 @@ struct Options {
   int iters = 20;
   int warmup = 3;
   std::string backend = "auto";
-  std::string fusion = "all";
+  std::string fusion = "adaptive";
   std::string report;
   uint64_t seed = 0;
   int threads = 0;
+  // adaptive only
+  int profile_iters = 10;
+  int reprofile_iters = 5;
+  double min_saving = 1.0;  // percent of the iteration
+  int64_t expected_iters = 10000;
+  bool sync_compile = false;
+  double settle_timeout = 300;  // seconds
 };
 
 struct Measured {
@@ -43,6 +57,16 @@ struct Measured {
   std::vector<OpRow> rows;
   std::vector<HostTensor> outputs;  // copies: executor views die with the next run
 };
+
+std::vector<HostTensor> copies(std::span<const TensorView> views) {
+  std::vector<HostTensor> out;
+  for (const TensorView& v : views) {
+    HostTensor t(v.dtype, v.shape);
+    std::memcpy(t.data(), v.data, t.bytes());
+    out.push_back(std::move(t));
+  }
+  return out;
+}
 
 Measured measure(const Graph& g, Backend& backend, const std::vector<TensorView>& inputs,
                  const Options& o) {
@@ -60,16 +84,12 @@ Measured measure(const Graph& g, Backend& backend, const std::vector<TensorView>
   m.median_ms = median_of(iter_s) * 1e3;
   m.kernels = static_cast<int>(exec.plan().steps().size());
   m.rows = op_rows(g, exec.plan(), times);
-  for (const TensorView& v : out) {
-    HostTensor t(v.dtype, v.shape);
-    std::memcpy(t.data(), v.data, t.bytes());
-    m.outputs.push_back(std::move(t));
-  }
+  m.outputs = copies(out);
   return m;
 }
 
-void write_report(const std::string& path, const Graph& g, const Options& o,
-                  const Measured& before, const Measured* after, const FusionResult* fused) {
+void write_report(const std::string& path, const Graph& g, const Options& o, const Measured& before,
+                  const Measured* after, const FusionResult* fused) {
   using json = nlohmann::json;
   json summary = {{"graph", g.name},
                   {"fusion", o.fusion},
@@ -98,8 +118,12 @@ void write_report(const std::string& path, const Graph& g, const Options& o,
   }
   json ops = json::array();
   for (const OpRow& r : (after ? after->rows : before.rows))
-    ops.push_back({{"node", r.node}, {"op", r.op}, {"output", r.output},
-                   {"time_ms", r.seconds * 1e3}, {"bytes", r.bytes}, {"gbps", r.gbps()}});
+    ops.push_back({{"node", r.node},
+                   {"op", r.op},
+                   {"output", r.output},
+                   {"time_ms", r.seconds * 1e3},
+                   {"bytes", r.bytes},
+                   {"gbps", r.gbps()}});
   json doc = {{"summary", summary}, {"decisions", regions}, {"ops", ops}};
   if (fused) doc["failures"] = fused->failures;
   std::ofstream f(path);
@@ -108,10 +132,111 @@ void write_report(const std::string& path, const Graph& g, const Options& o,
   if (!f) throw Error("--report " + path + ": write error");
 }
 
+// The worst share of its tolerance any output element used; throws on a mismatch.
+double check_outputs(const Graph& g, const std::vector<HostTensor>& unfused,
+                     const std::vector<HostTensor>& fused) {
+  double worst = 0;
+  for (size_t i = 0; i < fused.size(); ++i) {
+    const TensorView& e = unfused[i].view();
+    Mismatch m = compare(e, fused[i].view(), fused_tolerance(e.dtype));
+    worst = std::max(worst, m.worst_ratio);
+    if (m.index >= 0)
+      throw std::runtime_error("fused output '" + g.value(g.outputs()[i]).name +
+                               "' differs from unfused at element " + std::to_string(m.index) +
+                               ": " + std::to_string(m.actual) + " vs " +
+                               std::to_string(m.expected));
+  }
+  return worst;
+}
+
+std::vector<OpRow> rows_of(const std::vector<OpRecord>& ops) {
+  std::vector<OpRow> rows;
+  for (const OpRecord& o : ops)
+    rows.push_back({o.name, o.op, o.output, o.cost.seconds, o.cost.bytes, o.cost.flops});
+  return rows;
+}
+
+int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
+                 const std::vector<TensorView>& views) {
+  fusion::CpuKernelCache& cache = fusion::CpuKernelCache::process();
+  MachinePeak machine = probe_machine(cpu_backend.pool(), fusion::DiskCache::default_dir());
+  std::printf("machine: %.1f GB/s, %.0f GFLOP/s, %.1f us per launch (%s)\n", machine.bandwidth_gbps,
+              machine.gflops, machine.launch_us, machine.source.c_str());
+  SessionOptions so;
+  so.warmup_iters = o.warmup;
+  so.profile_iters = o.profile_iters;
+  so.reprofile_iters = o.reprofile_iters;
+  so.sync_compile = o.sync_compile;
+  so.select.min_share = o.min_saving / 100;
+  so.select.expected_iters = o.expected_iters;
+  Session session(g, cpu_backend, cache, machine, so);
+
+  auto print_events = [&] {
+    for (const SessionEvent& e : session.take_events())
+      std::cout << "iter " << e.iteration << ": " << e.text << "\n";
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  while (!session.settled()) {
+    session.run(views);
+    print_events();
+    if (elapsed() > o.settle_timeout) {
+      std::cerr << "hotfuse-run: still " << phase_name(session.phase()) << " after "
+                << o.settle_timeout << " s (--settle-timeout); measuring as it is\n";
+      break;
+    }
+  }
+  std::span<const TensorView> out;
+  for (int i = 0; i < o.iters; ++i) {
+    out = session.run(views);
+    print_events();
+  }
+  std::vector<HostTensor> fused = copies(out);
+
+  std::cout << "\nunfused profile (" << o.profile_iters << " iterations):\n";
+  std::vector<OpRow> rows = rows_of(session.unfused_ops());
+  print_op_table(std::cout, rows);
+  if (!session.fused_ops().empty()) {
+    std::cout << "\nfused profile (after the last swap):\n";
+    print_op_table(std::cout, rows_of(session.fused_ops()));
+  }
+  std::cout << "\nregions:\n";
+  for (const RegionRecord& r : session.regions())
+    std::cout << "  " << r.id << " " << r.kernel << " [" << region_state_name(r.state) << "] "
+              << r.reason << "\n";
+
+  // The session validated every swap; check the final outputs end to end as well.
+  Executor reference(g, cpu_backend);
+  double worst = check_outputs(g, copies(reference.run(views)), fused);
+  double before = session.median_ms(Phase::Profiling);
+  double after = session.median_ms(Phase::Steady);
+  int kept = 0;
+  for (const RegionRecord& r : session.regions()) kept += r.state == RegionState::Swapped;
+  if (kept == 0)
+    std::cout << "\nnothing fused: " << session.kernels_before() << " kernels, " << after
+              << " ms per iteration\n";
+  else
+    std::cout << "\nkernels " << session.kernels_before() << " -> " << session.kernels_now() << "; "
+              << before << " ms -> " << after << " ms per iteration (" << before / after
+              << "x); peak memory " << session.peak_bytes_before() << " -> "
+              << session.peak_bytes_now() << " bytes; outputs match unfused (worst element "
+              << "within " << worst << " of its tolerance)\n";
+  if (!o.report.empty()) {
+    nlohmann::json doc = session_report(session, {o.graph, o.iters});
+    std::ofstream f(o.report);
+    if (!f) throw Error("--report " + o.report + ": cannot write the file");
+    f << doc.dump(2) << "\n";
+    if (!f) throw Error("--report " + o.report + ": write error");
+  }
+  return 0;
+}
+
 int run(const Options& o) {
   if (o.backend == "cuda")
     throw Error("--backend cuda: this build has no CUDA backend; use --backend cpu or auto");
-  auto level = fusion::parse_fusion_level(o.fusion);
+  auto level = fusion::parse_fusion_level(o.fusion == "adaptive" ? "all" : o.fusion);
   Graph g = read_graph_json(o.graph);
   cpu::ThreadPool pool(o.threads);
   cpu::CpuBackend cpu_backend(&pool);
@@ -121,6 +246,14 @@ int run(const Options& o) {
   std::vector<HostTensor> inputs = random_inputs(g, o.seed);
   std::vector<TensorView> views;
   for (const HostTensor& t : inputs) views.push_back(t.view());
+  if (o.fusion != "off" && fusion::jit_backend_from_env() == "NVRTC")  // a bad value throws
+    std::cerr << "hotfuse-run: MGB_JIT_BACKEND=NVRTC needs the CUDA backend; this run is on "
+                 "the CPU, so kernels are generated as C++\n";
+  if (o.fusion == "adaptive") {
+    std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count()
+              << " nodes; cpu, " << pool.size() << " threads; adaptive fusion\n";
+    return run_adaptive(o, g, cpu_backend, views);
+  }
 
   std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count()
             << " nodes; cpu, " << pool.size() << " threads; " << o.iters << " iterations after "
@@ -134,9 +267,6 @@ int run(const Options& o) {
     if (!o.report.empty()) write_report(o.report, g, o, before, nullptr, nullptr);
     return 0;
   }
-  if (fusion::jit_backend_from_env() == "NVRTC")  // validated: a bad value is an error
-    std::cerr << "hotfuse-run: MGB_JIT_BACKEND=NVRTC needs the CUDA backend; this run is on "
-                 "the CPU, so kernels are generated as C++\n";
   fusion::CpuKernelCache& cache = fusion::CpuKernelCache::process();
   FusionResult fused = fuse_graph(g, *level, cache);
   for (const std::string& f : fused.failures) std::cerr << "hotfuse-run: " << f << "\n";
@@ -146,21 +276,12 @@ int run(const Options& o) {
             << after.median_ms << " ms per iteration\n";
   print_op_table(std::cout, after.rows);
 
-  double worst = 0;
-  for (size_t i = 0; i < after.outputs.size(); ++i) {
-    const TensorView& e = before.outputs[i].view();
-    Mismatch m = compare(e, after.outputs[i].view(), fused_tolerance(e.dtype));
-    worst = std::max(worst, m.worst_ratio);
-    if (m.index >= 0)
-      throw std::runtime_error("fused output '" + g.value(g.outputs()[i]).name +
-                               "' differs from unfused at element " + std::to_string(m.index) +
-                               ": " + std::to_string(m.actual) + " vs " +
-                               std::to_string(m.expected));
-  }
+  double worst = check_outputs(g, before.outputs, after.outputs);
   std::cout << "\nkernels " << before.kernels << " -> " << after.kernels << "; " << before.median_ms
-            << " ms -> " << after.median_ms << " ms per iteration (" << before.median_ms / after.median_ms
-            << "x); compile " << fused.compile_ms_total << " ms (" << fused.compiled
-            << " compiled, " << fused.cache_hits << " from cache); outputs match unfused (worst element within " << worst
+            << " ms -> " << after.median_ms << " ms per iteration ("
+            << before.median_ms / after.median_ms << "x); compile " << fused.compile_ms_total
+            << " ms (" << fused.compiled << " compiled, " << fused.cache_hits
+            << " from cache); outputs match unfused (worst element within " << worst
             << " of its tolerance)\n";
   if (!o.report.empty()) write_report(o.report, g, o, before, &after, &fused);
   return 0;
@@ -173,21 +294,50 @@ int main(int argc, char** argv) {
   CLI::App app{"hotfuse-run: run a graph on random inputs, profile every operator, fuse"};
   app.add_option("GRAPH", o.graph, "graph file (native JSON, see docs/graph-format.md)")
       ->required();
-  app.add_option("--iters", o.iters, "timed iterations")->check(CLI::Range(1, 1000000000))
+  app.add_option("--iters", o.iters, "timed iterations (adaptive: once settled)")
+      ->check(CLI::Range(1, 1000000000))
       ->capture_default_str();
   app.add_option("--warmup", o.warmup, "untimed iterations first")
-      ->check(CLI::Range(0, 1000000000))->capture_default_str();
+      ->check(CLI::Range(0, 1000000000))
+      ->capture_default_str();
   app.add_option("--backend", o.backend, "where to run: auto picks cuda when a GPU is present")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
   app.add_option("--fusion", o.fusion,
-                 "off: unfused only; static: MegEngine's pattern rewrites (FUSE_MUL_ADD3...); "
-                 "all: JIT-compile every fusible region; fused runs are checked against unfused")
-      ->check(CLI::IsMember({"off", "static", "all"}))->capture_default_str();
+                 "adaptive: profile unfused, JIT-compile the hot regions in the background, "
+                 "swap them in, keep what is faster; off: unfused only; static: MegEngine's "
+                 "pattern rewrites (FUSE_MUL_ADD3...); all: JIT-compile every fusible region "
+                 "up front. Fused runs are checked against unfused")
+      ->check(CLI::IsMember({"adaptive", "off", "static", "all"}))
+      ->capture_default_str();
+  app.add_option("--profile-iters", o.profile_iters,
+                 "adaptive: unfused iterations profiled before choosing regions")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--reprofile-iters", o.reprofile_iters,
+                 "adaptive: fused iterations timed after a swap before keeping it")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--min-saving", o.min_saving,
+                 "adaptive: fuse a region only if it saves at least this percent of an iteration")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  app.add_option("--expected-iters", o.expected_iters,
+                 "adaptive: iterations a compile must pay for itself within")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 62))
+      ->capture_default_str();
+  app.add_flag("--sync-compile", o.sync_compile,
+               "adaptive: wait for compiles instead of running on meanwhile (deterministic)");
+  app.add_option("--settle-timeout", o.settle_timeout,
+                 "adaptive: seconds to wait for compiles and swaps before timing --iters")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
   app.add_option("--report", o.report, "write a JSON summary (docs/report.md) to this file");
   app.add_option("--seed", o.seed, "seed of the random inputs")->capture_default_str();
   app.add_option("--threads", o.threads,
                  "CPU threads (0: HOTFUSE_NUM_THREADS, else all hardware threads)")
-      ->check(CLI::Range(0, 1024))->capture_default_str();
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

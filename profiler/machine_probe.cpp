@@ -1,0 +1,163 @@
+#include "profiler/machine_probe.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "profiler/step_times.h"
+#include "runtime/ir/tensor.h"
+
+#ifndef HF_VERSION
+#define HF_VERSION "dev"
+#endif
+
+namespace hf {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  return "unknown cpu";
+}
+
+double probe_bandwidth(cpu::ThreadPool& pool) {
+  // 3 x 64 MiB: well beyond any last-level cache, so this is memory, like STREAM's rule.
+  const int64_t n = int64_t{1} << 24;
+  struct Free {
+    void operator()(float* p) const { free_host(p); }
+  };
+  auto buffer = [&] {
+    return std::unique_ptr<float, Free>(static_cast<float*>(alloc_host(n * 4)));
+  };
+  auto a = buffer(), b = buffer(), c = buffer();
+  float *pa = a.get(), *pb = b.get(), *pc = c.get();
+  pool.parallel_for(n, 1 << 16, [=](int64_t i0, int64_t i1) {  // first touch, per thread
+    for (int64_t i = i0; i < i1; ++i) pa[i] = 0, pb[i] = 1, pc[i] = 2;
+  });
+  double best = 1e30;
+  for (int rep = 0; rep < 5; ++rep) {
+    auto t0 = Clock::now();
+    pool.parallel_for(n, 1 << 16, [=](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) pa[i] = pb[i] + 3.0f * pc[i];
+    });
+    best = std::min(best, seconds_since(t0));
+  }
+  return 3.0 * 4 * n / best * 1e-9;
+}
+
+// Eight independent 8-wide FMA chains per thread: enough to fill two FMA pipes of latency 4.
+double probe_gflops(cpu::ThreadPool& pool) {
+  const int threads = pool.size();
+  const int64_t iters = 1 << 20;
+  std::vector<float> sink(threads * 16, 0);
+  float* out = sink.data();
+  auto t0 = Clock::now();
+  pool.parallel_for(threads, 1, [=](int64_t t0_, int64_t t1_) {
+    for (int64_t t = t0_; t < t1_; ++t) {
+      float acc[64];
+      for (int l = 0; l < 64; ++l) acc[l] = 1.0f + l * 1e-3f + t;
+      const float m = 0.999999f, c = 1e-7f;
+      for (int64_t it = 0; it < iters; ++it)
+        for (int l = 0; l < 64; ++l) acc[l] = acc[l] * m + c;
+      float s = 0;
+      for (int l = 0; l < 64; ++l) s += acc[l];
+      out[t * 16] = s;  // one cache line per thread
+    }
+  });
+  double s = seconds_since(t0);
+  volatile float keep = 0;
+  for (int t = 0; t < threads; ++t) keep = keep + out[t * 16];
+  return 2.0 * 64 * iters * threads / s * 1e-9;
+}
+
+double probe_launch_us(cpu::ThreadPool& pool) {
+  std::vector<double> t;
+  std::atomic<int64_t> sink{0};  // something for each chunk to do, without a race
+  for (int rep = 0; rep < 200; ++rep) {
+    auto t0 = Clock::now();
+    pool.parallel_for(pool.size() * 1024, 1024,
+                      [&](int64_t b, int64_t) { sink.store(b, std::memory_order_relaxed); });
+    t.push_back(seconds_since(t0));
+  }
+  return median_of(t) * 1e6;
+}
+
+std::optional<std::filesystem::path> cache_file(const std::optional<std::filesystem::path>& dir,
+                                                const MachinePeak& m) {
+  if (!dir) return std::nullopt;
+  std::string id = m.cpu + "|" + std::to_string(m.threads) + "|" + HF_VERSION;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(id));
+  return *dir / ("machine-" + std::string(hex) + ".json");
+}
+
+}  // namespace
+
+MachinePeak measure_machine(cpu::ThreadPool& pool) {
+  MachinePeak m;
+  m.threads = pool.size();
+  m.cpu = cpu_model();
+  m.launch_us = probe_launch_us(pool);
+  m.gflops = probe_gflops(pool);
+  m.bandwidth_gbps = probe_bandwidth(pool);
+  m.source = "probed";
+  return m;
+}
+
+MachinePeak probe_machine(cpu::ThreadPool& pool,
+                          const std::optional<std::filesystem::path>& cache_dir) {
+  MachinePeak key;
+  key.threads = pool.size();
+  key.cpu = cpu_model();
+  auto file = cache_file(cache_dir, key);
+  if (file) {
+    std::ifstream f(*file);
+    nlohmann::json j = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.value("cpu", "") == key.cpu && j.value("threads", 0) == key.threads &&
+        j.value("bandwidth_gbps", 0.0) > 0 && j.value("gflops", 0.0) > 0 &&
+        j.value("launch_us", -1.0) >= 0) {
+      key.bandwidth_gbps = j["bandwidth_gbps"];
+      key.gflops = j["gflops"];
+      key.launch_us = j["launch_us"];
+      key.source = "cached in " + file->string();
+      return key;
+    }
+  }
+  MachinePeak m = measure_machine(pool);
+  if (file) {
+    nlohmann::json j = {
+        {"cpu", m.cpu},       {"threads", m.threads},     {"bandwidth_gbps", m.bandwidth_gbps},
+        {"gflops", m.gflops}, {"launch_us", m.launch_us}, {"hotfuse", HF_VERSION}};
+    std::error_code ec;
+    std::filesystem::create_directories(file->parent_path(), ec);
+    auto tmp = *file;
+    tmp += ".tmp" + std::to_string(::getpid());
+    std::ofstream f(tmp);
+    f << j.dump(2) << "\n";
+    f.close();
+    if (f) std::filesystem::rename(tmp, *file, ec);
+    if (!f || ec) std::filesystem::remove(tmp, ec);
+  }
+  return m;
+}
+
+}  // namespace hf

@@ -1,0 +1,35 @@
+// What this machine can do, measured: the yardsticks the adaptive session classifies ops
+// against and predicts fused kernels with.
+//
+// The probe takes ~0.3 s (a STREAM-style triad far beyond the caches, an FMA loop on every
+// thread, an empty parallel_for), so its result is cached per machine (CPU model, thread
+// count, hotfuse version) as a small JSON file in the kernel cache directory.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "runtime/cpu/thread_pool.h"
+
+namespace hf {
+
+struct MachinePeak {
+  double bandwidth_gbps = 0;  // triad on 3 x 64 MiB arrays, best of several, all threads
+  double gflops = 0;          // f32 fused multiply-add throughput, all threads
+  double launch_us = 0;       // the fixed cost of one CPU kernel: an empty parallel_for
+  int threads = 0;
+  std::string cpu;     // the model name, from /proc/cpuinfo
+  std::string source;  // "probed" or "cached in <file>"
+  // Machine balance: flops per byte above which an op is compute-bound.
+  double balance() const { return bandwidth_gbps > 0 ? gflops / bandwidth_gbps : 0; }
+};
+
+// Reads `cache_dir`/machine-<key>.json when present and valid, else probes and writes it
+// there (atomically; a failed write is harmless). No cache_dir: always probes.
+MachinePeak probe_machine(cpu::ThreadPool& pool,
+                          const std::optional<std::filesystem::path>& cache_dir);
+
+// The measurement itself, uncached.
+MachinePeak measure_machine(cpu::ThreadPool& pool);
+
+}  // namespace hf

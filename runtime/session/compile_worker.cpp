@@ -1,0 +1,78 @@
+#include "runtime/session/compile_worker.h"
+
+#include <algorithm>
+
+namespace hf {
+
+CompileWorker::CompileWorker(fusion::CpuKernelCache& cache,
+                             std::function<void(int region)> before_compile)
+    : cache_(cache), before_compile_(std::move(before_compile)), thread_([this] { loop(); }) {}
+
+CompileWorker::~CompileWorker() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    queue_.clear();
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void CompileWorker::submit(std::vector<CompileJob> jobs) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (CompileJob& j : jobs) queue_.push_back(std::move(j));
+    std::stable_sort(queue_.begin(), queue_.end(), [](const CompileJob& a, const CompileJob& b) {
+      return a.priority > b.priority;
+    });
+  }
+  wake_.notify_one();
+}
+
+std::vector<CompileDone> CompileWorker::take_done() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<CompileDone> out;
+  out.swap(done_);
+  return out;
+}
+
+void CompileWorker::wait_idle() {
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_.wait(lock, [this] { return queue_.empty() && running_ == 0; });
+}
+
+int CompileWorker::pending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(queue_.size()) + running_;
+}
+
+void CompileWorker::loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (stop_) return;
+    CompileJob job = std::move(queue_.front());
+    queue_.pop_front();
+    ++running_;
+    lock.unlock();
+
+    CompileDone d;
+    d.region = job.region;
+    d.start = std::chrono::steady_clock::now();
+    if (before_compile_) before_compile_(job.region);
+    try {
+      d.outcome = cache_.ensure(job.spec, job.origin);
+    } catch (const std::exception& e) {  // a generator or loader bug must not stop the run
+      d.outcome.message = "kernel " + fusion::CpuKernelCache::kernel_name(job.spec) +
+                          " could not be generated: " + e.what() + "; its region runs unfused";
+    }
+    d.end = std::chrono::steady_clock::now();
+
+    lock.lock();
+    done_.push_back(std::move(d));
+    --running_;
+    if (queue_.empty() && running_ == 0) idle_.notify_all();
+  }
+}
+
+}  // namespace hf

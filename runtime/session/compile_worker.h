@@ -1,0 +1,60 @@
+// One background thread that compiles region kernels, hottest first, while iterations
+// keep running. The executor never waits for it: finished jobs are collected at iteration
+// boundaries with take_done(), which does not block.
+#pragma once
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fusion/cpu_kernel_cache.h"
+
+namespace hf {
+
+struct CompileJob {
+  int region = -1;
+  fusion::KernelSpec spec;
+  std::string origin;   // the graph nodes, for the source comment
+  double priority = 0;  // higher first (the predicted saving)
+};
+
+struct CompileDone {
+  int region = -1;
+  fusion::CompileOutcome outcome;
+  std::chrono::steady_clock::time_point start, end;
+};
+
+class CompileWorker {
+ public:
+  // before_compile: a test hook run on the worker thread before each job (e.g. a sleep,
+  // to stand in for a slow compiler).
+  explicit CompileWorker(fusion::CpuKernelCache& cache,
+                         std::function<void(int region)> before_compile = {});
+  // Lets the job in progress finish, drops the queued ones, joins.
+  ~CompileWorker();
+  CompileWorker(const CompileWorker&) = delete;
+  CompileWorker& operator=(const CompileWorker&) = delete;
+
+  void submit(std::vector<CompileJob> jobs);
+  std::vector<CompileDone> take_done();  // finished since the last call; never blocks
+  void wait_idle();                      // until nothing is queued or running
+  int pending() const;                   // queued + running
+
+ private:
+  void loop();
+  fusion::CpuKernelCache& cache_;
+  std::function<void(int)> before_compile_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_, idle_;
+  std::deque<CompileJob> queue_;  // sorted, hottest first
+  std::vector<CompileDone> done_;
+  int running_ = 0;
+  bool stop_ = false;
+  std::thread thread_;  // last: started once the members above exist
+};
+
+}  // namespace hf

@@ -1,0 +1,60 @@
+#include "runtime/session/selection.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace hf {
+
+namespace {
+std::string ms(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, s * 1e3 >= 1 ? "%.2f ms" : "%.3f ms", s * 1e3);
+  return b;
+}
+std::string pct(double f) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", 100 * f);
+  return b;
+}
+}  // namespace
+
+Selection select_region(const RegionCandidate& c, double iteration_s, const MachinePeak& m,
+                        const SelectionOptions& o) {
+  Selection s;
+  double gbps = std::max(m.bandwidth_gbps, c.best_gbps);
+  double t_mem = gbps > 0 ? c.io_bytes / (gbps * 1e9) : 0;
+  double t_flop = m.gflops > 0 ? c.flops / (m.gflops * 1e9) : 0;
+  s.predicted_s = std::max(t_mem, t_flop) + m.launch_us * 1e-6;
+  s.saving_s = c.unfused_s - s.predicted_s;
+  s.share = iteration_s > 0 ? s.saving_s / iteration_s : 0;
+  s.compile_ms = c.cached ? 0 : o.compile_ms;
+  s.payback_iters = s.saving_s > 0 ? s.compile_ms * 1e-3 / s.saving_s : INFINITY;
+
+  char bw[64];
+  std::snprintf(bw, sizeof bw, "%.1f GB/s", gbps);
+  std::string prediction = "its ops take " + ms(c.unfused_s) + ", a fused kernel ~" +
+                           ms(s.predicted_s) + " (" + std::to_string(int64_t(c.io_bytes)) +
+                           " bytes at " + bw + ")";
+  if (s.saving_s <= 0) {
+    s.reason = "no saving predicted: " + prediction;
+  } else if (s.share < o.min_share) {
+    s.reason = "cold: saves " + ms(s.saving_s) + " per iteration, " + pct(s.share) +
+               " of it (threshold " + pct(o.min_share) + "); " + prediction;
+  } else if (!c.cached && s.payback_iters > double(o.expected_iters)) {
+    s.reason = "not repaid: saves " + ms(s.saving_s) + " per iteration; a ~" +
+               std::to_string(int64_t(s.compile_ms)) + " ms compile needs " +
+               std::to_string(int64_t(std::ceil(s.payback_iters))) +
+               " iterations, the expected run is " + std::to_string(o.expected_iters);
+  } else {
+    s.selected = true;
+    s.reason = "hot: saves " + ms(s.saving_s) + " per iteration (" + pct(s.share) + "); " +
+               prediction +
+               (c.cached ? "; kernel cached"
+                         : "; compile repaid after " +
+                               std::to_string(int64_t(std::ceil(s.payback_iters))) + " iterations");
+  }
+  return s;
+}
+
+}  // namespace hf

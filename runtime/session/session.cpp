@@ -1,0 +1,492 @@
+#include "runtime/session/session.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "fusion/codegen_cpp.h"
+#include "profiler/step_times.h"
+#include "runtime/exec/compare.h"
+#include "runtime/ir/error.h"
+#include "runtime/ops/op_table.h"
+#include "runtime/session/compile_worker.h"
+#include "runtime/session/fusing_backend.h"
+
+namespace hf {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string fmt_ms(double ms) {
+  char b[32];
+  std::snprintf(b, sizeof b, ms >= 1 ? "%.2f ms" : "%.3f ms", ms);
+  return b;
+}
+
+}  // namespace
+
+std::string_view phase_name(Phase p) {
+  switch (p) {
+    case Phase::Warmup:
+      return "warmup";
+    case Phase::Profiling:
+      return "profiling";
+    case Phase::Compiling:
+      return "compiling";
+    case Phase::Validating:
+      return "validating";
+    case Phase::Reprofiling:
+      return "reprofiling";
+    case Phase::Steady:
+      return "steady";
+  }
+  return "?";
+}
+
+std::string_view region_state_name(RegionState s) {
+  switch (s) {
+    case RegionState::Rejected:
+      return "rejected";
+    case RegionState::Queued:
+      return "queued";
+    case RegionState::Failed:
+      return "failed";
+    case RegionState::Swapped:
+      return "swapped";
+    case RegionState::Reverted:
+      return "reverted";
+  }
+  return "?";
+}
+
+struct Session::Running {
+  std::unique_ptr<Graph> graph;
+  std::unique_ptr<Executor> exec;
+  std::map<NodeId, int> region_of_fused_node;
+  std::vector<int> labels;  // per step: its TraceLabel, when tracing
+  int steps() const { return static_cast<int>(exec->plan().steps().size()); }
+};
+
+Session::Session(const Graph& g, cpu::CpuBackend& backend, fusion::CpuKernelCache& cache,
+                 const MachinePeak& machine, SessionOptions options)
+    : graph_(g),
+      backend_(backend),
+      cache_(cache),
+      machine_(machine),
+      options_(std::move(options)),
+      start_(Clock::now()) {
+  FusedRunHook hook;
+  if (options_.after_fused_run)
+    hook = [this](uint64_t hash, std::span<const TensorView> out) {
+      for (size_t r = 0; r < kernels_.size(); ++r)
+        if (!kernels_[r].outputs.empty() && kernels_[r].spec.hash() == hash) {
+          options_.after_fused_run(static_cast<int>(r), out);
+          return;
+        }
+    };
+  fusing_ = std::make_unique<FusingCpuBackend>(backend_, cache_, std::move(hook));
+
+  verify(graph_);
+  detection_ = fusion::detect_regions(graph_, options_.detect);
+  region_of_node_.assign(graph_.nodes().size(), -1);
+  for (size_t r = 0; r < detection_.regions.size(); ++r)
+    for (NodeId n : detection_.regions[r].nodes) region_of_node_[n] = static_cast<int>(r);
+  for (size_t r = 0; r < detection_.regions.size(); ++r) {
+    kernels_.push_back(fusion::build_region_kernel(graph_, detection_.regions[r]));
+    RegionRecord rec;
+    rec.id = static_cast<int>(r);
+    rec.nodes = detection_.regions[r].nodes;
+    rec.kernel = fusion::CpuKernelCache::kernel_name(kernels_.back().spec);
+    if (const fusion::Decision* d = detection_.decision_of(rec.nodes.front()))
+      rec.detection = d->reason;
+    rec.reason = "not profiled yet";
+    regions_.push_back(std::move(rec));
+  }
+  current_ = build({});  // plans it unfused
+  kernels_before_ = current_->steps();
+  peak_bytes_before_ = current_->exec->plan().buffer_bytes();
+  worker_ = std::make_unique<CompileWorker>(cache_, options_.before_compile);
+  phase_ = options_.warmup_iters > 0 ? Phase::Warmup : Phase::Profiling;
+}
+
+Session::~Session() = default;
+
+std::unique_ptr<Session::Running> Session::build(const std::vector<int>& regions,
+                                                 std::span<const ValueId> observe) {
+  auto r = std::make_unique<Running>();
+  r->graph = std::make_unique<Graph>(graph_);
+  for (int id : regions)
+    r->region_of_fused_node[fusion::fuse_region(*r->graph, detection_.regions[id])] = id;
+  r->exec = std::make_unique<Executor>(*r->graph, *fusing_, observe);
+  if (options_.trace) {
+    for (const Step& st : r->exec->plan().steps()) {
+      const Node& n = r->graph->node(st.node);
+      auto fused = r->region_of_fused_node.find(st.node);
+      int region =
+          fused != r->region_of_fused_node.end() ? fused->second : region_of_node_.at(st.node);
+      std::string op(op_type_name(n.op));
+      if (n.op == OpType::Elemwise) op += std::string(" ") + mode_info(n.mode).name;
+      if (n.op == OpType::Fused) op += " " + regions_.at(region).kernel;
+      r->labels.push_back(static_cast<int>(labels_.size()));
+      labels_.push_back({n.name, op, st.node, region, node_bytes(*r->graph, n),
+                         fused != r->region_of_fused_node.end()});
+    }
+  }
+  return r;
+}
+
+const Graph& Session::current_graph() const {
+  return *current_->graph;
+}
+int Session::kernels_now() const {
+  return current_->steps();
+}
+size_t Session::peak_bytes_now() const {
+  return current_->exec->plan().buffer_bytes();
+}
+
+double Session::since_start(Clock::time_point t) const {
+  return std::chrono::duration<double>(t - start_).count();
+}
+
+void Session::event(std::string text) {
+  events_.push_back({static_cast<int>(iterations_.size()) - 1, std::move(text)});
+}
+
+std::vector<SessionEvent> Session::take_events() {
+  std::vector<SessionEvent> out(events_.begin() + events_taken_, events_.end());
+  events_taken_ = events_.size();
+  return out;
+}
+
+double Session::median_ms(Phase p) const {
+  std::vector<double> v;
+  for (const IterationRecord& it : iterations_)
+    if (it.phase == p) v.push_back(it.ms);
+  return median_of(std::move(v));
+}
+
+std::vector<int> Session::kept() const {
+  std::vector<int> out;
+  for (const RegionRecord& r : regions_)
+    if (r.state == RegionState::Swapped) out.push_back(r.id);
+  return out;
+}
+
+void Session::revert(int region, std::string reason) {
+  RegionRecord& r = regions_[region];
+  r.state = RegionState::Reverted;
+  r.reason = std::move(reason);
+  r.reverted_at = static_cast<int>(iterations_.size()) - 1;
+  event("reverted region " + std::to_string(region) + " (" + r.kernel + "): " + r.reason);
+}
+
+// Records every step's start and duration (the observer is told just after a step ends)
+// and passes the duration on to the profile, if one is being taken.
+class Session::TraceObserver final : public StepObserver {
+ public:
+  TraceObserver(Session& s, int iteration, StepTimes* times)
+      : s_(s), iteration_(iteration), times_(times) {}
+  void on_step(size_t step, double seconds) override {
+    double end = s_.since_start(Clock::now());
+    s_.steps_.push_back({iteration_, s_.current_->labels[step], end - seconds, seconds});
+    if (times_) times_->on_step(step, seconds);
+  }
+
+ private:
+  Session& s_;
+  int iteration_;
+  StepTimes* times_;
+};
+
+std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
+  const auto t0 = Clock::now();
+  reference_.reset();  // the last iteration's outputs are no longer needed
+  retired_.reset();
+  if (phase_ == Phase::Compiling) {
+    collect_compiles();
+    if (!ready_.empty()) phase_ = Phase::Validating;
+  }
+  const Phase ran = phase_;
+  const int kernels = current_->steps();
+  std::span<const TensorView> out;
+  const int iteration = static_cast<int>(iterations_.size());
+  StepTimes* times = nullptr;
+  if (phase_ == Phase::Profiling || phase_ == Phase::Reprofiling) {
+    int window = phase_ == Phase::Profiling ? options_.profile_iters : options_.reprofile_iters;
+    if (!times_) times_ = std::make_unique<StepTimes>(kernels, window);
+    times = times_.get();
+  }
+  if (phase_ == Phase::Validating) {
+    out = validate_and_swap(inputs);
+  } else if (options_.trace && steps_.size() < options_.trace_max_steps) {
+    TraceObserver tracer(*this, iteration, times);
+    out = current_->exec->run(inputs, &tracer);
+  } else {
+    out = current_->exec->run(inputs, times);
+  }
+  iterations_.push_back({static_cast<int>(iterations_.size()), since_start(t0),
+                         std::chrono::duration<double, std::milli>(Clock::now() - t0).count(), ran,
+                         kernels});
+
+  // Transitions happen between iterations, after this one is recorded.
+  ++phase_iters_;
+  auto enter = [&](Phase p) {
+    phase_ = p;
+    phase_iters_ = 0;
+  };
+  switch (ran) {
+    case Phase::Warmup:
+      if (phase_iters_ >= options_.warmup_iters) enter(Phase::Profiling);
+      break;
+    case Phase::Profiling:
+      if (phase_iters_ >= std::max(1, options_.profile_iters)) {
+        end_profiling();
+        phase_iters_ = 0;
+      }
+      break;
+    case Phase::Validating:
+      phase_iters_ = 0;
+      break;
+    case Phase::Reprofiling:
+      if (phase_iters_ >= std::max(1, options_.reprofile_iters)) {
+        end_reprofiling();
+        phase_iters_ = 0;
+      }
+      break;
+    default:
+      break;
+  }
+  if (phase_ == Phase::Compiling) {
+    if (options_.sync_compile) worker_->wait_idle();
+    collect_compiles();
+    if (!ready_.empty()) {
+      phase_ = Phase::Validating;
+    } else if (worker_->pending() == 0) {
+      phase_ = Phase::Steady;
+      event("steady: " + std::to_string(kept().size()) + " fused kernels, " +
+            std::to_string(kernels_before_) + " -> " + std::to_string(current_->steps()) +
+            " launches");
+    }
+  }
+  return out;
+}
+
+void Session::end_profiling() {
+  std::vector<OpRow> rows = op_rows(*current_->graph, current_->exec->plan(), *times_);
+  unfused_ops_.clear();
+  const auto& steps = current_->exec->plan().steps();
+  for (size_t s = 0; s < steps.size(); ++s) {
+    OpRecord o;
+    o.node = steps[s].node;
+    o.name = rows[s].node;
+    o.op = rows[s].op;
+    o.output = rows[s].output;
+    o.cost = {rows[s].seconds, rows[s].bytes, rows[s].flops};
+    o.cls = classify(o.cost, machine_);
+    o.gbps = rows[s].gbps();
+    o.peak_share = peak_share(o.cost, machine_);
+    o.region = region_of_node_[o.node];
+    unfused_ops_.push_back(std::move(o));
+  }
+  times_.reset();
+
+  const double iteration_s = median_ms(Phase::Profiling) * 1e-3;
+  std::vector<CompileJob> jobs;
+  for (size_t r = 0; r < regions_.size(); ++r) {
+    RegionRecord& rec = regions_[r];
+    const fusion::RegionKernel& k = kernels_[r];
+    if (k.outputs.empty()) {
+      rec.reason = "dead code: nothing reads its results";
+      continue;
+    }
+    RegionCandidate& c = rec.candidate;
+    for (const OpRecord& o : unfused_ops_)
+      if (o.region == static_cast<int>(r)) {
+        c.unfused_s += o.cost.seconds;
+        if (o.cls == OpClass::MemoryBound) c.best_gbps = std::max(c.best_gbps, o.gbps);
+      }
+    auto bytes = [&](ValueId v) {
+      const Value& val = graph_.value(v);
+      return double(numel(val.shape)) * dtype_size(val.dtype);
+    };
+    for (ValueId v : k.live_ins) c.io_bytes += bytes(v);
+    for (ValueId v : k.outputs) c.io_bytes += bytes(v);
+    c.flops = k.flops;
+    c.cached = cache_.cached(k.spec);
+    rec.selection = select_region(c, iteration_s, machine_, options_.select);
+    rec.reason = rec.selection.reason;
+    if (!rec.selection.selected) continue;
+    rec.state = RegionState::Queued;
+    jobs.push_back({static_cast<int>(r), k.spec, origin_of(r), rec.selection.saving_s});
+  }
+  std::string head = "profiled " + std::to_string(options_.profile_iters) + " iterations (median " +
+                     fmt_ms(iteration_s * 1e3) + ", " + std::to_string(kernels_before_) +
+                     " kernels): " + std::to_string(regions_.size()) + " fusible regions, ";
+  if (jobs.empty()) {
+    event(head + "none worth a kernel; running unfused");
+    phase_ = Phase::Steady;
+    return;
+  }
+  event(head + std::to_string(jobs.size()) + " selected; compiling " +
+        (options_.sync_compile ? "now (--sync-compile)" : "in the background, hottest first"));
+  worker_->submit(std::move(jobs));
+  phase_ = Phase::Compiling;
+}
+
+std::string Session::origin_of(int region) const {
+  std::string origin = "graph '" + graph_.name + "', nodes:";
+  for (NodeId n : kernels_[region].nodes)
+    origin += " " + std::to_string(n) + ":" + graph_.node(n).name;
+  return origin;
+}
+
+void Session::collect_compiles() {
+  for (CompileDone& d : worker_->take_done()) {
+    RegionRecord& r = regions_[d.region];
+    r.compile_ms = d.outcome.ms;
+    r.cache_hit = d.outcome.source == fusion::CompileOutcome::Memory ||
+                  d.outcome.source == fusion::CompileOutcome::Disk;
+    r.compile_start_s = since_start(d.start);
+    r.compile_end_s = since_start(d.end);
+    if (d.outcome.ok) {
+      ready_.push_back(d.region);
+    } else {
+      r.state = RegionState::Failed;
+      r.reason = d.outcome.message;
+      event(d.outcome.message);
+    }
+  }
+}
+
+std::span<const TensorView> Session::validate_and_swap(std::span<const TensorView> inputs) {
+  std::vector<int> fresh;
+  fresh.swap(ready_);
+  std::sort(fresh.begin(), fresh.end());
+  std::vector<ValueId> observe;
+  for (int r : fresh)
+    for (ValueId v : kernels_[r].outputs) observe.push_back(v);
+
+  // The unfused graph is the reference; its outputs are what this iteration returns.
+  reference_ = build({}, observe);
+  std::span<const TensorView> out = reference_->exec->run(inputs);
+  std::vector<int> candidate = kept();
+  candidate.insert(candidate.end(), fresh.begin(), fresh.end());
+  {
+    std::unique_ptr<Running> fused = build(candidate, observe);
+    fused->exec->run(inputs);
+    const int iter = static_cast<int>(iterations_.size());
+    for (int r : fresh) {
+      RegionRecord& rec = regions_[r];
+      double worst = 0;
+      std::string failure;
+      for (ValueId v : kernels_[r].outputs) {
+        const TensorView& e = reference_->exec->plan().observed(v);
+        const TensorView& a = fused->exec->plan().observed(v);
+        Mismatch m = compare(e, a, fused_tolerance(e.dtype));
+        worst = std::max(worst, m.worst_ratio);
+        if (m.index >= 0 && failure.empty()) {
+          char b[160];
+          std::snprintf(b, sizeof b, "' element %lld is %.9g, unfused %.9g",
+                        static_cast<long long>(m.index), m.actual, m.expected);
+          failure = "value '" + graph_.value(v).name + b;
+        }
+      }
+      char b[96];
+      std::snprintf(b, sizeof b, "%.3g of the tolerance", worst);
+      if (!failure.empty()) {
+        rec.validation = "failed: " + failure;
+        rec.swapped_at = iter;
+        rec.state = RegionState::Reverted;
+        rec.reverted_at = iter;
+        rec.reason = "fused result differs from unfused: " + failure;
+        try {  // keep the code that ran wrong, for the bug report
+          std::string file = rec.kernel + ".cpp";
+          auto path = cache_.workdir().write_file(
+              file, fusion::generate_cpp(kernels_[r].spec, rec.kernel, origin_of(r)));
+          cache_.workdir().retain(file);
+          rec.reason += "; its source is kept at " + path.string();
+        } catch (const Error& e) {
+          rec.reason += std::string("; its source could not be kept: ") + e.what();
+        }
+        events_.push_back({iter, "reverted region " + std::to_string(r) + " (" + rec.kernel +
+                                     "): " + rec.reason});
+        continue;
+      }
+      rec.validation = std::string("passed: worst element used ") + b;
+      rec.state = RegionState::Swapped;
+      rec.swapped_at = iter;
+      batch_.push_back(r);
+    }
+  }
+
+  const int iter = static_cast<int>(iterations_.size());
+  if (batch_.empty()) {
+    phase_ = worker_->pending() ? Phase::Compiling : Phase::Steady;
+    return out;
+  }
+  const int before = current_->steps();
+  current_ = build(kept());  // the previous plan and its buffers are released here
+  int hits = 0;
+  for (int r : batch_) hits += regions_[r].cache_hit;
+  events_.push_back({iter, "swapped in " + std::to_string(batch_.size()) + " fused kernel" +
+                               (batch_.size() == 1 ? "" : "s") + " (" + std::to_string(hits) +
+                               " from cache), " + std::to_string(before) + " -> " +
+                               std::to_string(current_->steps()) + " launches"});
+  phase_ = Phase::Reprofiling;
+  return out;
+}
+
+void Session::end_reprofiling() {
+  std::vector<OpRow> rows = op_rows(*current_->graph, current_->exec->plan(), *times_);
+  const auto& steps = current_->exec->plan().steps();
+  fused_ops_.clear();
+  std::map<int, double> fused_s;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    OpRecord o;
+    o.node = steps[s].node;
+    o.name = rows[s].node;
+    o.op = rows[s].op;
+    o.output = rows[s].output;
+    o.cost = {rows[s].seconds, rows[s].bytes, rows[s].flops};
+    o.cls = classify(o.cost, machine_);
+    o.gbps = rows[s].gbps();
+    o.peak_share = peak_share(o.cost, machine_);
+    auto it = current_->region_of_fused_node.find(o.node);
+    if (it != current_->region_of_fused_node.end()) {
+      o.region = it->second;
+      fused_s[it->second] = o.cost.seconds;
+    } else {
+      o.region = region_of_node_[o.node];
+    }
+    fused_ops_.push_back(std::move(o));
+  }
+  times_.reset();
+  for (auto [r, s] : fused_s) regions_[r].measured_fused_s = s;
+
+  bool reverted = false;
+  for (int r : batch_) {
+    RegionRecord& rec = regions_[r];
+    if (rec.measured_fused_s >= rec.candidate.unfused_s) {
+      revert(r, "its kernel took " + fmt_ms(rec.measured_fused_s * 1e3) + ", not faster than the " +
+                    fmt_ms(rec.candidate.unfused_s * 1e3) + " of the ops it replaced");
+      reverted = true;
+    }
+  }
+  batch_.clear();
+  if (reverted) {
+    retired_ = std::move(current_);  // this iteration's outputs live in its buffers
+    current_ = build(kept());
+  }
+  double before = 0, after = 0;
+  for (int r : kept()) {
+    before += regions_[r].candidate.unfused_s;
+    after += regions_[r].measured_fused_s;
+  }
+  event("re-profiled: " + std::to_string(kept().size()) + " fused kernels kept, their regions " +
+        fmt_ms(before * 1e3) + " -> " + fmt_ms(after * 1e3) + " per iteration");
+  phase_ = Phase::Compiling;  // run() settles to steady when nothing is left
+}
+
+}  // namespace hf

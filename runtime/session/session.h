@@ -1,0 +1,195 @@
+// The adaptive session: runs a graph iteration after iteration and fuses, while it runs,
+// only the regions that profiling shows are worth it. One small state machine:
+//
+//   warmup -> profiling -> compiling -> validating -> reprofiling -> steady
+//                              ^                           |
+//                              +---- more kernels ready ---+
+//
+//  profiling    unfused iterations, every op timed; then regions are detected, classified
+//               and selected (select_region) and the selected ones queued on the
+//               CompileWorker, hottest first.
+//  compiling    iterations keep running on the current plan; nothing waits for a compiler.
+//  validating   at an iteration boundary, the ready kernels are swapped in: that iteration
+//               runs the unfused graph and the fused one on the same inputs and compares
+//               every new region's live-outs (fused_tolerance); a mismatch reverts the
+//               region. The iteration returns the unfused results.
+//  reprofiling  the fused plan is timed; a region whose kernel is not faster than the ops
+//               it replaced is reverted.
+//  steady       nothing pending: the plan stays as it is.
+//
+// Every decision, taken or not, is kept with its numbers (regions()).
+#pragma once
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fusion/cpu_kernel_cache.h"
+#include "fusion/detect.h"
+#include "fusion/region_spec.h"
+#include "profiler/op_class.h"
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/exec/executor.h"
+#include "runtime/session/selection.h"
+
+namespace hf {
+
+enum class Phase { Warmup, Profiling, Compiling, Validating, Reprofiling, Steady };
+std::string_view phase_name(Phase p);
+
+struct SessionOptions {
+  int warmup_iters = 1;       // unfused, untimed: page faults and cold caches
+  int profile_iters = 10;     // unfused iterations profiled before selecting
+  int reprofile_iters = 5;    // fused iterations timed after a swap
+  bool sync_compile = false;  // wait for compiles (deterministic tests and benchmarks)
+  SelectionOptions select;
+  fusion::DetectOptions detect;
+  // Test hooks: a slow compiler, a wrong or slow kernel (see FusedRunHook).
+  // Record every step of every iteration with its start time (for trace.json); at most
+  // trace_max_steps records, then tracing stops.
+  bool trace = false;
+  size_t trace_max_steps = 2'000'000;
+  std::function<void(int region)> before_compile;
+  std::function<void(int region, std::span<const TensorView> outputs)> after_fused_run;
+};
+
+struct OpRecord {
+  NodeId node = kNoNode;
+  std::string name, op, output;
+  OpCost cost;  // medians over the profiled iterations
+  OpClass cls = OpClass::MemoryBound;
+  double gbps = 0, peak_share = 0;
+  int region = -1;  // the detected region it belongs to
+};
+
+enum class RegionState { Rejected, Queued, Failed, Swapped, Reverted };
+std::string_view region_state_name(RegionState s);
+
+struct RegionRecord {
+  int id = -1;
+  std::vector<NodeId> nodes;  // in the imported graph
+  std::string kernel;         // hf_<spec hash>
+  std::string detection;      // the detector's summary of the region
+  RegionCandidate candidate;
+  Selection selection;
+  RegionState state = RegionState::Rejected;
+  std::string reason;            // why it is in `state`
+  double measured_fused_s = -1;  // its kernel's median step time after the swap
+  double compile_ms = 0;
+  bool cache_hit = false;
+  std::string validation;                           // "", "passed ...", "failed ..."
+  int swapped_at = -1, reverted_at = -1;            // iteration indices
+  double compile_start_s = -1, compile_end_s = -1;  // since the session started
+};
+
+struct IterationRecord {
+  int index = 0;
+  double start_s = 0;  // since the session started
+  double ms = 0;       // wall time of run(), transitions included
+  Phase phase = Phase::Warmup;
+  int kernels = 0;  // steps of the plan that ran
+};
+
+// What a traced step was: one per step of every plan the session built.
+struct TraceLabel {
+  std::string name, op;   // op: "Elemwise MUL", "Fused hf_..."
+  NodeId node = kNoNode;  // in the graph that ran (fused nodes are new ids)
+  int region = -1;
+  double bytes = 0;
+  bool fused = false;
+};
+
+struct StepRecord {
+  int iteration = 0;
+  int label = 0;                  // index into trace_labels()
+  double start_s = 0, dur_s = 0;  // since the session started
+};
+
+struct SessionEvent {
+  int iteration = 0;
+  std::string text;
+};
+
+class Session {
+ public:
+  // Throws hf::Error when the graph is invalid or has an op the CPU backend cannot run.
+  Session(const Graph& g, cpu::CpuBackend& backend, fusion::CpuKernelCache& cache,
+          const MachinePeak& machine, SessionOptions options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // One iteration; the outputs are valid until the next call.
+  std::span<const TensorView> run(std::span<const TensorView> inputs);
+
+  Phase phase() const { return phase_; }
+  bool settled() const { return phase_ == Phase::Steady; }
+
+  std::vector<SessionEvent> take_events();                             // those since the last call
+  const std::vector<SessionEvent>& events() const { return events_; }  // all
+  const std::vector<StepRecord>& traced_steps() const { return steps_; }
+  const std::vector<TraceLabel>& trace_labels() const { return labels_; }
+  const std::vector<IterationRecord>& iterations() const { return iterations_; }
+  const std::vector<RegionRecord>& regions() const { return regions_; }
+  const std::vector<OpRecord>& unfused_ops() const { return unfused_ops_; }
+  const std::vector<OpRecord>& fused_ops() const { return fused_ops_; }  // last re-profile
+  const fusion::Detection& detection() const { return detection_; }
+  const MachinePeak& machine() const { return machine_; }
+  const Graph& graph() const { return graph_; }
+  const Graph& current_graph() const;  // as executed now
+  int kernels_before() const { return kernels_before_; }
+  int kernels_now() const;
+  size_t peak_bytes_before() const { return peak_bytes_before_; }
+  size_t peak_bytes_now() const;
+  double median_ms(Phase p) const;  // of the iterations in that phase; 0 when none
+
+ private:
+  struct Running;  // a graph, its executor, and which region each fused node is
+  class TraceObserver;
+  std::unique_ptr<Running> build(const std::vector<int>& regions,
+                                 std::span<const ValueId> observe = {});
+  void end_profiling();
+  void collect_compiles();
+  std::span<const TensorView> validate_and_swap(std::span<const TensorView> inputs);
+  void end_reprofiling();
+  std::vector<int> kept() const;  // regions swapped in and not reverted
+  void event(std::string text);
+  void revert(int region, std::string reason);
+  std::string origin_of(int region) const;  // the source comment: graph nodes
+  double since_start(std::chrono::steady_clock::time_point t) const;
+
+  const Graph& graph_;
+  cpu::CpuBackend& backend_;
+  fusion::CpuKernelCache& cache_;
+  MachinePeak machine_;
+  SessionOptions options_;
+  std::chrono::steady_clock::time_point start_;
+
+  std::unique_ptr<Backend> fusing_;
+  fusion::Detection detection_;
+  std::vector<fusion::RegionKernel> kernels_;  // per detected region (empty spec: dead)
+  std::vector<RegionRecord> regions_;
+  std::vector<OpRecord> unfused_ops_, fused_ops_;
+  std::vector<IterationRecord> iterations_;
+  std::vector<SessionEvent> events_;
+  std::vector<int> region_of_node_;  // per node of graph_: its detected region, or -1
+  std::vector<StepRecord> steps_;
+  std::vector<TraceLabel> labels_;
+  size_t events_taken_ = 0;
+
+  Phase phase_ = Phase::Warmup;
+  int phase_iters_ = 0;                     // iterations run in the current phase
+  std::unique_ptr<Running> current_;        // what iterations run
+  std::unique_ptr<Running> reference_;      // the validating iteration's unfused run
+  std::unique_ptr<Running> retired_;        // replaced after an iteration that it ran
+  std::unique_ptr<class StepTimes> times_;  // profiling / reprofiling
+  std::unique_ptr<class CompileWorker> worker_;
+  std::vector<int> ready_;  // compiled, waiting for the next boundary
+  std::vector<int> batch_;  // swapped at the last boundary, being re-profiled
+  int kernels_before_ = 0;
+  size_t peak_bytes_before_ = 0;
+};
+
+}  // namespace hf

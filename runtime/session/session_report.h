@@ -1,0 +1,18 @@
+// report.json for an adaptive run: the summary the benchmarks read, and every iteration,
+// op and region decision the viewer shows. The schema is documented in docs/report.md.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "runtime/session/session.h"
+
+namespace hf {
+
+struct ReportContext {
+  std::string graph_file;
+  int timed_iterations = 0;  // steady iterations the launcher asked for
+};
+
+nlohmann::json session_report(const Session& s, const ReportContext& ctx);
+
+}  // namespace hf

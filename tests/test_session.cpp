@@ -1,0 +1,349 @@
+// The adaptive session: selection and classification on their own, the compile worker,
+// and the whole state machine with real compiles (profiling -> compiling -> validating ->
+// reprofiling -> steady), including the test hooks for a slow compiler, a wrong kernel and
+// a slow kernel. Also run under ThreadSanitizer (ctest -L tsan, tests/tsan.cmake).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "profiler/op_class.h"
+#include "runtime/exec/compare.h"
+#include "runtime/io/graph_json.h"
+#include "runtime/io/random_inputs.h"
+#include "runtime/session/compile_worker.h"
+#include "runtime/session/session.h"
+#include "runtime/session/session_report.h"
+#include "tests/support/jit_env.h"
+
+namespace hf {
+namespace {
+
+MachinePeak fixed_machine() {
+  MachinePeak m;
+  m.bandwidth_gbps = 20;
+  m.gflops = 100;  // balance 5 flops per byte
+  m.launch_us = 5;
+  m.threads = 2;
+  return m;
+}
+
+// ---- classification and selection: pure functions -------------------------------------
+
+TEST(OpClass, RooflineWithALaunchFloor) {
+  MachinePeak m = fixed_machine();
+  EXPECT_EQ(classify({1e-3, 8e6, 1e6}, m), OpClass::MemoryBound);     // 0.125 flop/byte
+  EXPECT_EQ(classify({1e-3, 8e6, 400e6}, m), OpClass::ComputeBound);  // 50 flop/byte
+  EXPECT_EQ(classify({4e-6, 64, 16}, m), OpClass::LaunchBound);       // ideal 3 ns << 5 us
+  EXPECT_NEAR(peak_share({1e-3, 10e6, 0}, m), 0.5, 1e-12);            // 10 GB/s of 20
+}
+
+TEST(Selection, HotRegionIsSelectedWithItsNumbers) {
+  RegionCandidate c{.unfused_s = 4e-3, .io_bytes = 20e6, .flops = 1e6, .best_gbps = 0};
+  Selection s = select_region(c, 10e-3, fixed_machine(), {});
+  EXPECT_TRUE(s.selected) << s.reason;
+  EXPECT_NEAR(s.predicted_s, 1e-3 + 5e-6, 1e-9);  // 20 MB at 20 GB/s, plus one launch
+  EXPECT_NEAR(s.saving_s, 4e-3 - 1e-3 - 5e-6, 1e-9);
+  EXPECT_NEAR(s.share, s.saving_s / 10e-3, 1e-12);
+  EXPECT_NE(s.reason.find("hot"), std::string::npos) << s.reason;
+}
+
+TEST(Selection, BetterAchievedBandwidthLowersThePrediction) {
+  RegionCandidate c{.unfused_s = 4e-3, .io_bytes = 20e6, .flops = 0, .best_gbps = 100};
+  EXPECT_NEAR(select_region(c, 10e-3, fixed_machine(), {}).predicted_s, 0.2e-3 + 5e-6, 1e-9);
+}
+
+TEST(Selection, ColdRegionIsRejectedWithTheThreshold) {
+  RegionCandidate c{.unfused_s = 30e-6, .io_bytes = 4096, .flops = 0};
+  Selection s = select_region(c, 10e-3, fixed_machine(), {.min_share = 0.01});
+  EXPECT_FALSE(s.selected);
+  EXPECT_NE(s.reason.find("cold"), std::string::npos) << s.reason;
+  EXPECT_NE(s.reason.find("threshold 1.0%"), std::string::npos) << s.reason;
+}
+
+TEST(Selection, CompileMustBeRepaidUnlessCached) {
+  RegionCandidate c{.unfused_s = 2e-3, .io_bytes = 20e6, .flops = 0};  // saves ~1 ms
+  SelectionOptions o{.min_share = 0.01, .expected_iters = 100, .compile_ms = 500};
+  Selection s = select_region(c, 10e-3, fixed_machine(), o);
+  EXPECT_FALSE(s.selected);
+  EXPECT_NEAR(s.payback_iters, 0.5 / s.saving_s, 1e-6);
+  EXPECT_NE(s.reason.find("not repaid"), std::string::npos) << s.reason;
+  c.cached = true;
+  s = select_region(c, 10e-3, fixed_machine(), o);
+  EXPECT_TRUE(s.selected) << s.reason;
+  EXPECT_EQ(s.compile_ms, 0);
+}
+
+TEST(Selection, NoSavingNoKernel) {
+  RegionCandidate c{.unfused_s = 0.5e-3, .io_bytes = 20e6, .flops = 0};
+  Selection s = select_region(c, 10e-3, fixed_machine(), {});
+  EXPECT_FALSE(s.selected);
+  EXPECT_LT(s.saving_s, 0);
+  EXPECT_NE(s.reason.find("no saving"), std::string::npos) << s.reason;
+}
+
+// ---- the compile worker ------------------------------------------------------------------
+
+Graph parse(const std::string& nodes, const std::string& inputs, const std::string& outputs) {
+  return parse_graph_json(R"({"format": "hotfuse-graph", "version": 1, "name": "t", "inputs": [)" +
+                              inputs + R"(], "nodes": [)" + nodes + R"(], "outputs": [)" + outputs +
+                              "]}",
+                          "test");
+}
+
+// A hot chain on 2^22 floats and a cold one on 16: the session should fuse only the first.
+Graph hot_and_cold() {
+  return parse(
+      R"({"name": "sq", "op": "Elemwise", "mode": "MUL", "inputs": ["x", "x"], "outputs": ["sq"]},
+         {"name": "sum", "op": "Elemwise", "mode": "ADD", "inputs": ["sq", "y"], "outputs": ["sum"]},
+         {"name": "half", "op": "Elemwise", "mode": "MUL", "inputs": ["sum", "y"], "outputs": ["half"]},
+         {"name": "hot", "op": "Elemwise", "mode": "SUB", "inputs": ["half", "x"], "outputs": ["hot"]},
+         {"name": "e", "op": "Elemwise", "mode": "EXP", "inputs": ["t"], "outputs": ["e"]},
+         {"name": "f", "op": "Elemwise", "mode": "ADD", "inputs": ["e", "t"], "outputs": ["f"]},
+         {"name": "cold", "op": "Elemwise", "mode": "NEGATE", "inputs": ["f"], "outputs": ["cold"]})",
+      R"({"name": "x", "dtype": "f32", "shape": [4194304]},
+         {"name": "y", "dtype": "f32", "shape": [4194304]},
+         {"name": "t", "dtype": "f32", "shape": [16]})",
+      R"("hot", "cold")");
+}
+
+TEST(CompileWorker, CompilesHottestFirstAndNeverBlocksTakeDone) {
+  JitEnv env;
+  Graph g = hot_and_cold();
+  fusion::Detection d = fusion::detect_regions(g);
+  ASSERT_EQ(d.regions.size(), 2u);
+  std::vector<int> order;
+  std::mutex mu;
+  std::atomic<bool> release{false};
+  CompileWorker worker(*env.cache, [&](int region) {
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::lock_guard<std::mutex> lock(mu);
+    order.push_back(region);
+  });
+  std::vector<CompileJob> jobs;
+  for (int r = 0; r < 2; ++r)
+    jobs.push_back({r, fusion::build_region_kernel(g, d.regions[r]).spec, "test", double(r)});
+  worker.submit(jobs);
+  EXPECT_TRUE(worker.take_done().empty());  // the job is held by the hook: no blocking
+  EXPECT_EQ(worker.pending(), 2);
+  release = true;
+  worker.wait_idle();
+  std::vector<CompileDone> done = worker.take_done();
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(order, (std::vector<int>{1, 0}));  // priority 1 first
+  for (const CompileDone& c : done) EXPECT_TRUE(c.outcome.ok) << c.outcome.message;
+  EXPECT_EQ(worker.pending(), 0);
+}
+
+// ---- the session -------------------------------------------------------------------------
+
+const MachinePeak& this_machine() {
+  static MachinePeak m = [] {
+    cpu::ThreadPool& pool = cpu::ThreadPool::global();
+    return measure_machine(pool);
+  }();
+  return m;
+}
+
+struct Fixture {
+  JitEnv env;
+  Graph g;
+  cpu::CpuBackend backend;
+  std::vector<HostTensor> inputs;
+  std::vector<HostTensor> want;  // unfused outputs
+  explicit Fixture(Graph graph) : g(std::move(graph)) {
+    inputs = random_inputs(g, 5);
+    Executor unfused(g, backend);
+    want = copies(unfused.run(views(inputs)));
+  }
+  // Runs until steady (or the time limit), checking every iteration's outputs.
+  void settle(Session& s, double seconds = 120) {
+    auto t0 = std::chrono::steady_clock::now();
+    while (!s.settled()) {
+      expect_matches(s.run(views(inputs)), s);
+      ASSERT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                seconds)
+          << "not steady; phase " << phase_name(s.phase());
+    }
+    for (int i = 0; i < 3; ++i) expect_matches(s.run(views(inputs)), s);
+  }
+  void expect_matches(std::span<const TensorView> got, const Session& s) {
+    for (size_t i = 0; i < got.size(); ++i) {
+      Mismatch m = compare(want[i].view(), got[i], fused_tolerance(got[i].dtype));
+      EXPECT_EQ(m.index, -1) << "iteration " << s.iterations().size() - 1 << " ("
+                             << phase_name(s.iterations().back().phase) << ") output " << i
+                             << " element " << m.index << ": " << m.actual << " vs " << m.expected;
+    }
+  }
+};
+
+int region_with(const Session& s, const std::string& node) {
+  for (const RegionRecord& r : s.regions())
+    for (NodeId n : r.nodes)
+      if (s.graph().node(n).name == node) return r.id;
+  return -1;
+}
+
+TEST(Session, FusesTheHotChainAndSaysWhyNotTheColdOne) {
+  Fixture f(hot_and_cold());
+  SessionOptions o;
+  o.sync_compile = true;
+  o.trace = true;
+  Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
+  f.settle(s);
+  int hot = region_with(s, "hot"), cold = region_with(s, "cold");
+  ASSERT_GE(hot, 0);
+  ASSERT_GE(cold, 0);
+  const RegionRecord& h = s.regions()[hot];
+  const RegionRecord& c = s.regions()[cold];
+  EXPECT_EQ(h.state, RegionState::Swapped) << h.reason;
+  EXPECT_TRUE(h.validation.rfind("passed", 0) == 0) << h.validation;
+  EXPECT_GT(h.measured_fused_s, 0);
+  EXPECT_LT(h.measured_fused_s, h.candidate.unfused_s);
+  EXPECT_EQ(c.state, RegionState::Rejected);
+  EXPECT_NE(c.reason.find("cold"), std::string::npos) << c.reason;
+  EXPECT_EQ(s.kernels_before(), 7);
+  EXPECT_EQ(s.kernels_now(), 4);  // the hot chain is one kernel; the cold one stays
+  EXPECT_LT(s.peak_bytes_now(), s.peak_bytes_before());  // intermediates released
+
+  // The phases ran in order, and the report holds the public fields.
+  std::vector<Phase> seen;
+  for (const IterationRecord& it : s.iterations())
+    if (seen.empty() || seen.back() != it.phase) seen.push_back(it.phase);
+  EXPECT_EQ(seen, (std::vector<Phase>{Phase::Warmup, Phase::Profiling, Phase::Validating,
+                                      Phase::Reprofiling, Phase::Steady}));
+  nlohmann::json r = session_report(s, {"hot_and_cold", 3});
+  for (const char* k : {"unfused_ms", "fused_ms", "speedup", "kernels_before", "kernels_after",
+                        "compile_ms_total", "cache_hits", "peak_bytes_before", "peak_bytes_after"})
+    EXPECT_TRUE(r["summary"].contains(k)) << k;
+  EXPECT_GT(r["summary"]["speedup"].get<double>(), 1.0);
+  ASSERT_EQ(r["regions"].size(), 2u);
+  EXPECT_EQ(r["regions"][cold]["state"], "rejected");
+  EXPECT_EQ(r["ops"].size(), 7u);
+  for (const auto& op : r["ops"])
+    for (const char* k : {"time_ms", "bytes", "gbps", "peak_share", "class"})
+      EXPECT_TRUE(op.contains(k)) << k;
+  for (const auto& it : r["iterations"]) EXPECT_TRUE(it.contains("phase"));
+
+  // The trace: every step of every iteration but the validating one, in order, each
+  // inside its iteration, the fused kernel labelled with its region.
+  std::vector<int> per_iteration(s.iterations().size(), 0);
+  double last_end = 0;
+  int last_iteration = -1;
+  bool saw_fused = false;
+  for (const StepRecord& st : s.traced_steps()) {
+    const IterationRecord& it = s.iterations().at(st.iteration);
+    ++per_iteration[st.iteration];
+    EXPECT_GE(st.dur_s, 0);
+    if (st.iteration == last_iteration) EXPECT_GE(st.start_s, last_end - 1e-9);
+    EXPECT_GE(st.start_s, it.start_s - 1e-9);
+    EXPECT_LE(st.start_s + st.dur_s, it.start_s + it.ms * 1e-3 + 1e-9);
+    last_end = st.start_s + st.dur_s;
+    last_iteration = st.iteration;
+    const TraceLabel& l = s.trace_labels().at(st.label);
+    if (l.fused) {
+      saw_fused = true;
+      EXPECT_EQ(l.region, hot);
+    }
+  }
+  EXPECT_TRUE(saw_fused);
+  for (const IterationRecord& it : s.iterations())
+    EXPECT_EQ(per_iteration[it.index], it.phase == Phase::Validating ? 0 : it.kernels)
+        << "iteration " << it.index;
+}
+
+TEST(Session, SlowCompilerNeverStallsIterations) {
+  Fixture f(hot_and_cold());
+  SessionOptions o;
+  // A compiler that takes as long as 5 iterations, however slow they are (ThreadSanitizer
+  // makes them ~10x slower), with a time limit rather than a hang if the session stalls.
+  std::atomic<int> ran{0};
+  const int start = o.warmup_iters + o.profile_iters;
+  o.before_compile = [&](int) {
+    auto t0 = std::chrono::steady_clock::now();
+    while (ran < start + 5 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
+  while (!s.settled()) {
+    f.expect_matches(s.run(views(f.inputs)), s);
+    ++ran;
+    ASSERT_LT(ran, 100000);
+  }
+  int hot = region_with(s, "hot");
+  ASSERT_EQ(s.regions()[hot].state, RegionState::Swapped) << s.regions()[hot].reason;
+  int compiling = 0;
+  const double unfused = s.median_ms(Phase::Profiling);
+  for (const IterationRecord& it : s.iterations()) {
+    if (it.phase != Phase::Compiling) continue;
+    ++compiling;
+    // Noise on a shared 2-core machine, not a compile: waiting for it would fail this.
+    EXPECT_LT(it.ms, 3 * unfused + 20) << "iteration " << it.index;
+  }
+  EXPECT_GE(compiling, 4) << "iterations kept running unfused while the kernel compiled";
+  EXPECT_GT(s.regions()[hot].swapped_at,
+            s.iterations().front().index + o.warmup_iters + o.profile_iters);
+}
+
+TEST(Session, WrongKernelIsCaughtByValidationAndReverted) {
+  Fixture f(hot_and_cold());
+  SessionOptions o;
+  o.sync_compile = true;
+  int hot = -1;
+  o.after_fused_run = [&](int region, std::span<const TensorView> out) {
+    if (region == hot) static_cast<float*>(out[0].data)[123] += 1.0f;  // a miscompile
+  };
+  Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
+  hot = region_with(s, "hot");
+  f.settle(s);  // every returned output still matches: validation returns unfused results
+  const RegionRecord& r = s.regions()[hot];
+  EXPECT_EQ(r.state, RegionState::Reverted);
+  EXPECT_TRUE(r.validation.rfind("failed", 0) == 0) << r.validation;
+  EXPECT_NE(r.reason.find("element 123"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find(".cpp"), std::string::npos) << "the source is kept: " << r.reason;
+  EXPECT_EQ(s.kernels_now(), s.kernels_before());
+}
+
+TEST(Session, SlowerKernelIsRevertedAfterReprofiling) {
+  Fixture f(hot_and_cold());
+  SessionOptions o;
+  o.sync_compile = true;
+  int hot = -1;
+  const Session* session = nullptr;
+  o.after_fused_run = [&](int region, std::span<const TensorView>) {
+    // Twice as slow as the ops it replaced, however fast this machine is.
+    double unfused = session->regions()[hot].candidate.unfused_s;
+    if (region == hot) std::this_thread::sleep_for(std::chrono::duration<double>(2 * unfused));
+  };
+  Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
+  session = &s;
+  hot = region_with(s, "hot");
+  f.settle(s);
+  const RegionRecord& r = s.regions()[hot];
+  EXPECT_EQ(r.state, RegionState::Reverted) << r.reason;
+  EXPECT_TRUE(r.validation.rfind("passed", 0) == 0) << r.validation;
+  EXPECT_NE(r.reason.find("not faster"), std::string::npos) << r.reason;
+  EXPECT_GE(r.measured_fused_s, 2 * r.candidate.unfused_s);
+  EXPECT_EQ(s.kernels_now(), s.kernels_before());
+}
+
+TEST(Session, CachedKernelsAreSelectedWithoutCompileCost) {
+  Fixture f(hot_and_cold());
+  SessionOptions o;
+  o.sync_compile = true;
+  {
+    Session first(f.g, f.backend, *f.env.cache, this_machine(), o);
+    f.settle(first);
+  }
+  auto second_process = f.env.fresh_process();
+  Session s(f.g, f.backend, *second_process, this_machine(), o);
+  f.settle(s);
+  const RegionRecord& r = s.regions()[region_with(s, "hot")];
+  EXPECT_TRUE(r.candidate.cached);
+  EXPECT_TRUE(r.cache_hit);
+  EXPECT_EQ(r.selection.compile_ms, 0);
+  EXPECT_EQ(second_process->compiles(), 0);
+}
+
+}  // namespace
+}  // namespace hf
