@@ -273,10 +273,10 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
   return out;
 }
 
-void Session::end_profiling() {
+std::vector<OpRecord> Session::profiled_ops() const {
   std::vector<OpRow> rows = op_rows(*current_->graph, current_->exec->plan(), *times_);
-  unfused_ops_.clear();
   const auto& steps = current_->exec->plan().steps();
+  std::vector<OpRecord> ops;
   for (size_t s = 0; s < steps.size(); ++s) {
     OpRecord o;
     o.node = steps[s].node;
@@ -287,9 +287,16 @@ void Session::end_profiling() {
     o.cls = classify(o.cost, machine_);
     o.gbps = rows[s].gbps();
     o.peak_share = peak_share(o.cost, machine_);
-    o.region = region_of_node_[o.node];
-    unfused_ops_.push_back(std::move(o));
+    auto fused = current_->region_of_fused_node.find(o.node);
+    o.fused = fused != current_->region_of_fused_node.end();
+    o.region = o.fused ? fused->second : region_of_node_[o.node];
+    ops.push_back(std::move(o));
   }
+  return ops;
+}
+
+void Session::end_profiling() {
+  unfused_ops_ = profiled_ops();
   times_.reset();
 
   const double iteration_s = median_ms(Phase::Profiling) * 1e-3;
@@ -439,31 +446,10 @@ std::span<const TensorView> Session::validate_and_swap(std::span<const TensorVie
 }
 
 void Session::end_reprofiling() {
-  std::vector<OpRow> rows = op_rows(*current_->graph, current_->exec->plan(), *times_);
-  const auto& steps = current_->exec->plan().steps();
-  fused_ops_.clear();
-  std::map<int, double> fused_s;
-  for (size_t s = 0; s < steps.size(); ++s) {
-    OpRecord o;
-    o.node = steps[s].node;
-    o.name = rows[s].node;
-    o.op = rows[s].op;
-    o.output = rows[s].output;
-    o.cost = {rows[s].seconds, rows[s].bytes, rows[s].flops};
-    o.cls = classify(o.cost, machine_);
-    o.gbps = rows[s].gbps();
-    o.peak_share = peak_share(o.cost, machine_);
-    auto it = current_->region_of_fused_node.find(o.node);
-    if (it != current_->region_of_fused_node.end()) {
-      o.region = it->second;
-      fused_s[it->second] = o.cost.seconds;
-    } else {
-      o.region = region_of_node_[o.node];
-    }
-    fused_ops_.push_back(std::move(o));
-  }
+  fused_ops_ = profiled_ops();
   times_.reset();
-  for (auto [r, s] : fused_s) regions_[r].measured_fused_s = s;
+  for (const OpRecord& o : fused_ops_)
+    if (o.fused) regions_[o.region].measured_fused_s = o.cost.seconds;
 
   bool reverted = false;
   for (int r : batch_) {

@@ -61,7 +61,8 @@ struct OpRecord {
   OpCost cost;  // medians over the profiled iterations
   OpClass cls = OpClass::MemoryBound;
   double gbps = 0, peak_share = 0;
-  int region = -1;  // the detected region it belongs to
+  int region = -1;  // the detected region it belongs to (or, if fused, is)
+  bool fused = false;
 };
 
 enum class RegionState { Rejected, Queued, Failed, Swapped, Reverted };
@@ -150,6 +151,7 @@ class Session {
   class TraceObserver;
   std::unique_ptr<Running> build(const std::vector<int>& regions,
                                  std::span<const ValueId> observe = {});
+  std::vector<OpRecord> profiled_ops() const;  // of current_, from times_
   void end_profiling();
   void collect_compiles();
   std::span<const TensorView> validate_and_swap(std::span<const TensorView> inputs);

@@ -25,7 +25,8 @@ json op_json(const Graph& g, const OpRecord& o) {
           {"gbps", o.gbps},
           {"peak_share", o.peak_share},
           {"class", std::string(op_class_name(o.cls))},
-          {"region", o.region >= 0 ? json(o.region) : json(nullptr)}};
+          {"region", o.region >= 0 ? json(o.region) : json(nullptr)},
+          {"fused", o.fused}};
 }
 
 }  // namespace
