@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,7 +26,7 @@ std::string ProcessResult::status() const {
 }
 
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                          size_t max_output) {
+                          size_t max_output, int nice) {
   using Clock = std::chrono::steady_clock;
   ProcessResult r;
   if (argv.empty()) {
@@ -71,6 +72,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
     return r;
   }
   r.started = true;
+  if (nice > 0)  // the whole group: children the driver has already forked inherit it too
+    ::setpriority(PRIO_PGRP, pid, std::min(19, ::getpriority(PRIO_PROCESS, 0) + nice));
 
   auto deadline = Clock::now() + timeout;
   char buf[1 << 14];

@@ -20,8 +20,10 @@ struct ProcessResult {
   std::string status() const;  // "exit code 1", "killed by signal 9", "timed out after ..."
 };
 
-// argv[0] is looked up in PATH when it has no '/'. stdin is /dev/null.
+// argv[0] is looked up in PATH when it has no '/'. stdin is /dev/null. `nice` lowers the
+// priority of the process group by that much (the adaptive session compiles while
+// iterations run: the compiler should take what the executor leaves).
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                          size_t max_output = size_t(1) << 20);
+                          size_t max_output = size_t(1) << 20, int nice = 0);
 
 }  // namespace hf::fusion
