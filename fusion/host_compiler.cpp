@@ -10,6 +10,7 @@
 #include <mutex>
 #include <utility>
 
+#include "fusion/embedded_headers.h"
 #include "fusion/secure_fs_util.h"
 #include "fusion/sha256_util.h"
 #include "fusion/subprocess_util.h"
@@ -81,9 +82,17 @@ std::string host_compiler_identity() {
 
 std::string host_cache_identity() {
   static const std::string cpu = cpu_fingerprint();
+  // The headers generated code includes (math, ABI) are part of what a cached library is:
+  // a changed header must never load a library built against the old one.
+  static const std::string headers = [] {
+    std::string all;
+    for (const EmbeddedHeader& h : embedded_headers())
+      all += std::string(h.path) + '\0' + std::string(h.contents) + '\0';
+    return sha256_hex(all);
+  }();
   std::string s = host_compiler_identity();
   for (const std::string& f : host_compile_flags()) s += " " + f;
-  return s + "|cpu=" + cpu;
+  return s + "|cpu=" + cpu + "|headers=" + headers;
 }
 
 HostCompileResult compile_host_library(const std::string& source, const std::string& name,

@@ -33,8 +33,9 @@ const std::vector<std::string>& host_compile_flags();
 // "<compiler path>|<first line of --version>", computed once per compiler path.
 std::string host_compiler_identity();
 // What a cache key for a host-compiled object needs besides the source and hotfuse's
-// version: compiler identity, flags and this CPU (-march=native code may not run on another
-// machine sharing the cache directory).
+// version: compiler identity, flags, this CPU (-march=native code may not run on another
+// machine sharing the cache directory) and a digest of the embedded headers the code
+// includes (math and ABI).
 std::string host_cache_identity();
 
 // A dlopen'ed shared object (RTLD_NOW | RTLD_LOCAL), closed on destruction. dlopen returns

@@ -172,6 +172,10 @@ TEST_F(HostCompilerTest, IdentityNamesCompilerAndVersion) {
   std::string cache_id = host_cache_identity();
   EXPECT_NE(cache_id.find("-march=native"), std::string::npos);
   EXPECT_NE(cache_id.find("|cpu="), std::string::npos);
+  // A digest of the embedded headers: a changed vmath.h or ABI never loads an old library.
+  auto h = cache_id.find("|headers=");
+  ASSERT_NE(h, std::string::npos) << cache_id;
+  EXPECT_EQ(cache_id.size() - (h + 9), 64u) << cache_id;
 }
 
 TEST(HostLibraryTest, LoadFailureNamesTheFile) {
