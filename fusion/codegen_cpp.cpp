@@ -584,6 +584,32 @@ void print_seg(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
   p.line("for (::hf::i64 j = 0; j < n; ++j) eval(", join(args), ");");
 }
 
+// Dense kernels whose outputs dwarf the last-level cache (args->stream_out): each block of
+// outputs is computed into a buffer that stays in L1, then streamed out (host_stream.h).
+void print_streaming_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
+  auto f = p.block("if (args->stream_out)");
+  p.line("constexpr ::hf::i64 kBlock = 1024;");
+  for (size_t o = 0; o < s.outputs.size(); ++o)
+    p.line("alignas(64) ", storage_type(s.outputs[o].dtype), " buf", o, "[kBlock];");
+  {
+    auto loop = p.block("for (::hf::i64 b = begin; b < end; b += kBlock)");
+    p.line("const ::hf::i64 n = end - b < kBlock ? end - b : kBlock;");
+    std::vector<std::string> args = {"n"};
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      if (info.input[k] == InputUse::Scalar || info.input[k] == InputUse::Invariant)
+        args.push_back("x" + k_(k));
+      else if (info.input[k] == InputUse::Dense)
+        args.push_back("in" + k_(k) + " + b");
+    }
+    for (size_t o = 0; o < s.outputs.size(); ++o) args.push_back("buf" + k_(o));
+    p.line("seg(", join(args), ");");
+    for (size_t o = 0; o < s.outputs.size(); ++o)
+      p.line("::hf::fusion::stream_copy(out", o, " + b, buf", o, ", n * sizeof(buf", o, "[0]));");
+  }
+  p.line("::hf::fusion::stream_fence();");
+  p.line("return;");
+}
+
 // range(args, begin, end): flat elements [begin, end).
 void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
   const int R = s.rank;
@@ -629,6 +655,7 @@ void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
     if (!s.outputs[o].reduced) args.push_back("out" + k_(o) + " + " + i);
   if (s.reduce) args.push_back(info.walk ? "red + (i - begin)" : "red");
   if (!info.walk) {
+    if (!s.reduce) print_streaming_range(p, s, info);
     p.line("seg(", join(args), ");");
     return;
   }
@@ -735,6 +762,7 @@ void print_kernel(SourcePrinter& p, const UnitKernel& k) {
 
 void print_includes(SourcePrinter& p) {
   p.line("#include \"fusion/codegen_support.h\"");
+  p.line("#include \"fusion/host_stream.h\"");
   p.line("#include \"fusion/kernel_abi.h\"");
 }
 

@@ -24,6 +24,9 @@ struct KernelArgs {
   i64 numel;                                 // product of shape
   i64 rows;                                  // reduce kernels: numel / row_len
   i64 row_len;                               // reduce kernels: elements per reduced row
+  // Flat kernels without a reduce: nonzero when the outputs should bypass the cache
+  // (fusion/host_stream.h); the runtime decides from the bytes moved.
+  i64 stream_out;
 };
 
 using HostKernelFn = void (*)(const KernelArgs* args, i64 begin, i64 end);

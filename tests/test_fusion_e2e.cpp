@@ -14,6 +14,7 @@
 #include "fusion/nvrtc_compiler.h"
 #include "fusion/region_spec.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/cpu/stream_store.h"
 #include "runtime/exec/executor.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
@@ -68,6 +69,27 @@ TEST(FusionE2E, EveryExampleFusesAndMatchesUnfused) {
     EXPECT_LT(kernel_count(fr.graph), kernel_count(g));
     EXPECT_GE(fr.regions_fused, 1);
   }
+}
+
+// Outputs far beyond the last-level cache take the streaming-store path of generated
+// kernels (a block in L1, then non-temporal stores); an odd size and two outputs exercise
+// the unaligned heads and partial blocks of every thread's range.
+TEST(FusionE2E, StreamedOutputsMatchUnfused) {
+  JitEnv env;
+  const std::string n = std::to_string((1 << 23) + 37);
+  Graph g = parse_graph_json(
+      R"({"format": "hotfuse-graph", "version": 1, "name": "big", "inputs": [
+        {"name": "a", "dtype": "f32", "shape": [)" + n + R"(]},
+        {"name": "b", "dtype": "f32", "shape": [)" + n + R"(]}],
+       "nodes": [
+        {"name": "p", "op": "Elemwise", "mode": "MUL", "inputs": ["a", "b"], "outputs": ["p"]},
+        {"name": "q", "op": "Elemwise", "mode": "ADD", "inputs": ["p", "a"], "outputs": ["q"]},
+        {"name": "r", "op": "Elemwise", "mode": "TANH", "inputs": ["p"], "outputs": ["r"]}],
+       "outputs": ["q", "r"]})",
+      "big");
+  ASSERT_TRUE(cpu::should_stream(static_cast<size_t>(4) * 4 * ((1 << 23) + 37)));
+  FusionResult fr = expect_fused_matches_unfused(g, *env.cache);
+  EXPECT_EQ(kernel_count(fr.graph), 1);
 }
 
 TEST(FusionE2E, SecondProcessLoadsFromDiskAndCompilesNothing) {

@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "fusion/region_spec.h"
+#include "runtime/cpu/stream_store.h"
 #include "runtime/ir/error.h"
+#include "runtime/ops/op_table.h"
 
 namespace hf {
 
@@ -12,7 +14,7 @@ namespace {
 class FusedCpuKernel final : public Kernel {
  public:
   FusedCpuKernel(const Node& n, const fusion::RegionKernel& rk, fusion::HostKernelFn fn,
-                 cpu::ThreadPool& pool, const FusedRunHook& hook)
+                 double bytes, cpu::ThreadPool& pool, const FusedRunHook& hook)
       : fn_(fn), pool_(pool), hook_(hook), hash_(rk.spec.hash()) {
     const fusion::KernelSpec& spec = rk.spec;
     // Where each spec input and output sits among the node's live-ins and live-outs.
@@ -31,6 +33,8 @@ class FusedCpuKernel final : public Kernel {
     args_->numel = numel(shape);
     for (size_t k = 0; k < rk.inputs.size(); ++k)
       fusion::fill_input_strides(rk, k, shape, args_->in_strides[k]);
+    // Like the unfused kernels: stream outputs that would only evict what the next op needs.
+    args_->stream_out = !spec.reduce && cpu::should_stream(static_cast<size_t>(bytes));
     if (spec.reduce) {
       int64_t row = 1;
       for (size_t d = spec.reduce->first_axis; d < shape.size(); ++d) row *= shape[d];
@@ -71,7 +75,7 @@ std::unique_ptr<Kernel> FusingCpuBackend::make_kernel(const Graph& g, const Node
   if (!f) throw Error(describe(n) + ": fused node without a region kernel");
   fusion::HostKernelFn fn = kernels_.find(f->kernel.spec.hash());
   if (!fn) throw Error(describe(n) + ": kernel " + f->kernel.spec.hash_hex() + " is not loaded");
-  return std::make_unique<FusedCpuKernel>(n, f->kernel, fn, base_.pool(), hook_);
+  return std::make_unique<FusedCpuKernel>(n, f->kernel, fn, node_bytes(g, n), base_.pool(), hook_);
 }
 
 }  // namespace hf
