@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build python3
   nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libopenblas-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler
 )
 
 missing=()

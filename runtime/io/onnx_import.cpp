@@ -1,0 +1,403 @@
+// The ONNX importer's driver: model file, opsets, graph inputs, initializers, the node loop,
+// graph outputs and the final rebuild that keeps ONNX names and drops dead nodes.
+#include "runtime/io/onnx_import.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <new>
+#include <sstream>
+
+#include "runtime/io/onnx_internal.h"
+#include "runtime/ops/op_table.h"
+
+namespace hf {
+
+namespace onnx_detail {
+
+namespace fs = std::filesystem;
+
+constexpr int kMinOpset = 7;
+constexpr int kMaxOpset = 17;
+
+// --- OnnxNode: attribute access -----------------------------------------------------------
+
+const pb::AttributeProto* OnnxNode::attr(const std::string& name) const {
+  for (const auto& a : p->attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+namespace {
+using AT = pb::AttributeProto;
+// An attribute is of `type` if it says so, or (old exporters leave `type` unset) if it holds
+// that field.
+bool attr_is(const AT& a, AT::AttributeType type) {
+  if (a.has_type() && a.type() != AT::UNDEFINED) return a.type() == type;
+  switch (type) {
+    case AT::INT: return a.has_i();
+    case AT::FLOAT: return a.has_f();
+    case AT::STRING: return a.has_s();
+    case AT::TENSOR: return a.has_t();
+    case AT::INTS: return a.ints_size() > 0;
+    case AT::FLOATS: return a.floats_size() > 0;
+    default: return false;
+  }
+}
+[[noreturn]] void bad_attr(const std::string& name, const char* kind) {
+  throw Error("attribute '" + name + "' must be " + kind);
+}
+}  // namespace
+
+int64_t OnnxNode::attr_int(const std::string& name, std::optional<int64_t> fallback) const {
+  const AT* a = attr(name);
+  if (!a) {
+    if (fallback) return *fallback;
+    throw Error("missing attribute '" + name + "'");
+  }
+  if (!attr_is(*a, AT::INT)) bad_attr(name, "an int");
+  return a->i();
+}
+
+double OnnxNode::attr_float(const std::string& name, std::optional<double> fallback) const {
+  const AT* a = attr(name);
+  if (!a) {
+    if (fallback) return *fallback;
+    throw Error("missing attribute '" + name + "'");
+  }
+  if (attr_is(*a, AT::FLOAT)) return a->f();
+  if (attr_is(*a, AT::INT)) return static_cast<double>(a->i());
+  bad_attr(name, "a float");
+}
+
+std::string OnnxNode::attr_str(const std::string& name, std::optional<std::string> fallback) const {
+  const AT* a = attr(name);
+  if (!a) {
+    if (fallback) return *fallback;
+    throw Error("missing attribute '" + name + "'");
+  }
+  if (!attr_is(*a, AT::STRING)) bad_attr(name, "a string");
+  return a->s();
+}
+
+std::optional<std::vector<int64_t>> OnnxNode::attr_ints(const std::string& name) const {
+  const AT* a = attr(name);
+  if (!a) return std::nullopt;
+  if (!attr_is(*a, AT::INTS) && !(a->ints_size() == 0 && !a->has_type())) bad_attr(name, "a list of ints");
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::vector<double> OnnxNode::attr_floats(const std::string& name) const {
+  const AT* a = attr(name);
+  if (!a) throw Error("missing attribute '" + name + "'");
+  if (!attr_is(*a, AT::FLOATS) && !(a->floats_size() == 0 && !a->has_type()))
+    bad_attr(name, "a list of floats");
+  return std::vector<double>(a->floats().begin(), a->floats().end());
+}
+
+const pb::TensorProto* OnnxNode::attr_tensor(const std::string& name) const {
+  const AT* a = attr(name);
+  if (!a) return nullptr;
+  if (!attr_is(*a, AT::TENSOR)) bad_attr(name, "a tensor");
+  return &a->t();
+}
+
+// --- Importer: driver ---------------------------------------------------------------------
+
+Importer::Importer(const pb::ModelProto& model, std::string origin, fs::path model_dir,
+                   const OnnxImportOptions& options)
+    : model_(model), origin_(std::move(origin)), dir_(std::move(model_dir)), options_(options) {}
+
+void Importer::read_opsets() {
+  for (const auto& o : model_.opset_import()) {
+    if (!o.domain().empty() && o.domain() != "ai.onnx") continue;
+    if (opset_ != 0 && opset_ != o.version())
+      throw Error("imports the default opset twice (" + std::to_string(opset_) + " and " +
+                  std::to_string(o.version()) + ")");
+    opset_ = static_cast<int>(o.version());
+  }
+  if (opset_ == 0) throw Error("imports no version of the default ONNX opset (ai.onnx)");
+  if (opset_ < kMinOpset || opset_ > kMaxOpset)
+    throw Error("opset " + std::to_string(opset_) + " is not supported (this build reads opsets " +
+                std::to_string(kMinOpset) + "-" + std::to_string(kMaxOpset) + ")");
+}
+
+void Importer::read_initializers() {
+  const pb::GraphProto& gp = model_.graph();
+  if (gp.sparse_initializer_size() > 0)
+    throw Error("initializer '" + gp.sparse_initializer(0).values().name() +
+                "': sparse initializers are not supported");
+  for (const pb::TensorProto& t : gp.initializer()) {
+    const std::string what = "initializer '" + t.name() + "'";
+    if (t.name().empty()) throw Error("an initializer has no name");
+    if (slots_.count(t.name())) throw Error(what + " is defined twice");
+    try {
+      auto c = std::make_shared<ConstEntry>();
+      c->t = decode_tensor(t, dir_);
+      slots_[t.name()].c = std::move(c);
+      bound_.push_back(t.name());
+      initializer_names_.insert(t.name());
+    } catch (const Error& e) {
+      throw Error(what + ": " + e.what());
+    }
+  }
+}
+
+void Importer::read_inputs() {
+  for (const pb::ValueInfoProto& vi : model_.graph().input()) {
+    if (initializer_names_.count(vi.name())) continue;  // a constant with a declared type
+    const std::string what = "input '" + vi.name() + "'";
+    if (vi.name().empty()) throw Error("a graph input has no name");
+    if (slots_.count(vi.name())) throw Error(what + " is defined twice");
+    if (!vi.has_type() || !vi.type().has_tensor_type())
+      throw Error(what + ": only tensor inputs are supported");
+    const auto& tt = vi.type().tensor_type();
+    auto dt = to_dtype(tt.elem_type());
+    if (!dt)
+      throw Error(what + ": element type " + elem_type_name(tt.elem_type()) +
+                  " is not supported (hotfuse computes in FLOAT FLOAT16 BFLOAT16 INT32 INT64 "
+                  "BOOL UINT8)");
+    if (!tt.has_shape()) throw Error(what + ": has no shape (hotfuse needs static shapes)");
+    Shape shape;
+    for (int k = 0; k < tt.shape().dim_size(); ++k) {
+      const auto& d = tt.shape().dim(k);
+      if (d.has_dim_value()) {
+        if (d.dim_value() < 0)
+          throw Error(what + ": dimension " + std::to_string(k) + " is negative");
+        shape.push_back(d.dim_value());
+      } else if (d.has_dim_param() && options_.dims.count(d.dim_param())) {
+        int64_t v = options_.dims.at(d.dim_param());
+        if (v < 0) throw Error(what + ": size " + std::to_string(v) + " given for '" +
+                               d.dim_param() + "' is negative");
+        shape.push_back(v);
+      } else if (d.has_dim_param()) {
+        throw Error(what + ": dimension " + std::to_string(k) + " is symbolic ('" +
+                    d.dim_param() + "'); give it a size (hotfuse needs static shapes)");
+      } else {
+        throw Error(what + ": dimension " + std::to_string(k) +
+                    " has no size (hotfuse needs static shapes)");
+      }
+    }
+    checked_numel(shape, what);
+    ValueId v = g_.add_input(vi.name(), *dt, shape);
+    slots_[vi.name()].rt = v;
+    bound_.push_back(vi.name());
+    graph_inputs_.push_back(v);
+  }
+}
+
+std::string Importer::fresh_name(const std::string& base) {
+  std::string name = base;
+  while (reserved_.count(name) || g_.find_value(name))
+    name = base + "_" + std::to_string(++helper_);
+  return name;
+}
+
+void Importer::import_node(const pb::NodeProto& p, int index) {
+  OnnxNode n;
+  n.p = &p;
+  n.index = index;
+  n.opset = opset_;
+  bool default_domain = p.domain().empty() || p.domain() == "ai.onnx";
+  std::string op = default_domain ? p.op_type() : p.domain() + "." + p.op_type();
+  n.label = "node " + std::to_string(index) + (p.name().empty() ? "" : " '" + p.name() + "'") +
+            " (" + op + ")";
+  cur_ = &n;
+  cur_base_ = p.name().empty() ? p.op_type() + "_" + std::to_string(index) : p.name();
+  try {
+    for (int k = 0; k < p.input_size(); ++k)
+      if (!p.input(k).empty() && !slots_.count(p.input(k)))
+        throw Error("input '" + p.input(k) + "' is not defined before use");
+    for (int k = 0; k < p.output_size(); ++k)
+      if (!p.output(k).empty() && slots_.count(p.output(k)))
+        throw Error("output '" + p.output(k) + "' is already defined");
+    if (!default_domain) unsupported("domain '" + p.domain() + "'");
+    if (!try_fold()) lower();
+    for (int k = 0; k < p.output_size(); ++k)
+      if (!p.output(k).empty() && !slots_.count(p.output(k)))
+        throw Error("output " + std::to_string(k) + " ('" + p.output(k) +
+                    "') is not supported");
+  } catch (const Error& e) {
+    cur_ = nullptr;
+    throw Error(n.label + ": " + e.what());
+  }
+  cur_ = nullptr;
+}
+
+void Importer::check_declared(const pb::ValueInfoProto& vi, ValueId v) {
+  if (!vi.has_type() || !vi.type().has_tensor_type()) return;
+  const auto& tt = vi.type().tensor_type();
+  const Value& val = g_.value(v);
+  if (tt.has_elem_type() && tt.elem_type() != 0 && tt.elem_type() != to_elem_type(val.dtype))
+    throw Error("output '" + vi.name() + "' is declared " + elem_type_name(tt.elem_type()) +
+                " but computes " + elem_type_name(to_elem_type(val.dtype)));
+  if (!tt.has_shape()) return;
+  bool mismatch = tt.shape().dim_size() != static_cast<int>(val.shape.size());
+  for (int k = 0; !mismatch && k < tt.shape().dim_size(); ++k)
+    mismatch = tt.shape().dim(k).has_dim_value() && tt.shape().dim(k).dim_value() != val.shape[k];
+  if (mismatch) {
+    std::string declared = "[";
+    for (int k = 0; k < tt.shape().dim_size(); ++k) {
+      const auto& d = tt.shape().dim(k);
+      declared += (k ? "," : "") + (d.has_dim_value() ? std::to_string(d.dim_value())
+                                                      : d.has_dim_param() ? d.dim_param() : "?");
+    }
+    throw Error("output '" + vi.name() + "' is declared " + declared + "] but computes " +
+                to_string(val.shape));
+  }
+}
+
+void Importer::read_outputs() {
+  const pb::GraphProto& gp = model_.graph();
+  if (gp.output_size() == 0) throw Error("the graph has no outputs");
+  for (const pb::ValueInfoProto& vi : gp.output()) {
+    auto it = slots_.find(vi.name());
+    if (it == slots_.end()) throw Error("output '" + vi.name() + "' is never computed");
+    Slot& s = it->second;
+    ValueId v;
+    if (s.rt) {
+      v = *s.rt;
+    } else {
+      try {
+        v = materialize(*s.c, vi.name());
+      } catch (const Error& e) {
+        throw Error("output '" + vi.name() + "': " + e.what());
+      }
+    }
+    check_declared(vi, v);
+    graph_outputs_.push_back(v);
+    output_names_.push_back(vi.name());
+  }
+}
+
+// Copies the live part of g_ into a new graph, naming each value after the ONNX value it
+// computes (graph outputs first), so reports and outputs carry the model's names.
+Graph Importer::rebuild() {
+  std::vector<std::string> name(g_.values().size());
+  for (size_t v = 0; v < name.size(); ++v) name[v] = g_.value(static_cast<ValueId>(v)).name;
+  std::vector<bool> renamed(name.size(), false);
+  for (ValueId v : graph_inputs_) renamed[v] = true;
+  auto prefer = [&](ValueId v, const std::string& onnx_name) {
+    if (renamed[v]) return;
+    renamed[v] = true;
+    name[v] = onnx_name;
+  };
+  for (size_t k = 0; k < graph_outputs_.size(); ++k) prefer(graph_outputs_[k], output_names_[k]);
+  for (const std::string& b : bound_) {
+    const Slot& s = slots_.at(b);
+    if (s.rt) prefer(*s.rt, b);
+    else if (s.c && s.c->materialized) prefer(*s.c->materialized, b);
+  }
+  // Helper names were chosen to avoid every ONNX name, and each ONNX name is bound to one
+  // value, so the names stay unique.
+
+  std::vector<bool> live(g_.values().size(), false);
+  for (ValueId v : graph_outputs_) live[v] = true;
+  for (NodeId id = static_cast<NodeId>(g_.nodes().size()) - 1; id >= 0; --id) {
+    const Node& n = g_.node(id);
+    bool used = std::any_of(n.outputs.begin(), n.outputs.end(), [&](ValueId v) { return live[v]; });
+    if (used)
+      for (ValueId v : n.inputs) live[v] = true;
+  }
+
+  Graph out;
+  out.name = g_.name;
+  std::vector<ValueId> map(g_.values().size(), -1);
+  for (ValueId v : graph_inputs_) {
+    const Value& val = g_.value(v);
+    map[v] = out.add_input(name[v], val.dtype, val.shape, val.init);
+  }
+  for (const Node& n : g_.nodes()) {
+    bool used = std::any_of(n.outputs.begin(), n.outputs.end(), [&](ValueId v) { return live[v]; });
+    if (!used) continue;
+    Node copy = n;
+    for (ValueId& v : copy.inputs) v = map[v];
+    std::vector<std::string> names;
+    for (ValueId v : n.outputs) names.push_back(name[v]);
+    std::vector<ValueId> outs = out.add_node(std::move(copy), names);
+    for (size_t k = 0; k < outs.size(); ++k) map[n.outputs[k]] = outs[k];
+  }
+  for (ValueId v : graph_outputs_) out.mark_output(map[v]);
+  verify(out);
+  return out;
+}
+
+Graph Importer::run() {
+  if (!model_.has_graph()) throw Error("the model has no graph");
+  const pb::GraphProto& gp = model_.graph();
+  g_.name = gp.name();
+  read_opsets();
+  // Helper values must never take a name the model uses for something else.
+  for (const auto& t : gp.initializer()) reserved_.insert(t.name());
+  for (const auto& vi : gp.input()) reserved_.insert(vi.name());
+  for (const auto& vi : gp.output()) reserved_.insert(vi.name());
+  for (const auto& p : gp.node())
+    for (const std::string& o : p.output()) reserved_.insert(o);
+  read_initializers();
+  read_inputs();
+
+  // Nodes whose outputs reach no graph output are skipped, so an unsupported op in a dead
+  // branch does not stop the import (ONNX nodes are topologically sorted).
+  std::unordered_set<std::string> needed;
+  for (const auto& vi : gp.output()) needed.insert(vi.name());
+  std::vector<bool> keep(gp.node_size(), false);
+  for (int k = gp.node_size() - 1; k >= 0; --k) {
+    const pb::NodeProto& p = gp.node(k);
+    for (const std::string& o : p.output())
+      if (!o.empty() && needed.count(o)) keep[k] = true;
+    if (keep[k])
+      for (const std::string& i : p.input()) needed.insert(i);
+  }
+  for (int k = 0; k < gp.node_size(); ++k)
+    if (keep[k]) import_node(gp.node(k), k);
+  read_outputs();
+  return rebuild();
+}
+
+}  // namespace onnx_detail
+
+Graph parse_graph_onnx(const std::string& bytes, const std::string& origin,
+                       const std::filesystem::path& model_dir, const OnnxImportOptions& options) {
+  onnx_detail::pb::ModelProto model;
+  // ParseFromString rejects truncated and malformed messages (and nesting deeper than
+  // protobuf's recursion limit) without reading past the buffer.
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !model.ParseFromString(bytes))
+    throw Error(origin + ": not a valid ONNX model (malformed or truncated protobuf)");
+  try {
+    onnx_detail::Importer imp(model, origin, model_dir, options);
+    Graph g = imp.run();
+    if (g.name.empty()) g.name = std::filesystem::path(origin).stem().string();
+    return g;
+  } catch (const Error& e) {
+    throw Error(origin + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    throw Error(origin + ": out of memory while importing");
+  } catch (const std::exception& e) {
+    throw Error(origin + ": internal error while importing: " + e.what());
+  }
+}
+
+Graph read_graph_onnx(const std::filesystem::path& file, const OnnxImportOptions& options) {
+  const std::string origin = file.string();
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) throw Error(origin + ": is a directory, not a model file");
+  std::ifstream f(file, std::ios::binary);
+  if (!f) throw Error(origin + ": cannot open file");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  if (f.bad()) throw Error(origin + ": read error");
+  std::filesystem::path dir = file.parent_path();
+  if (dir.empty()) dir = ".";
+  return parse_graph_onnx(ss.str(), origin, dir, options);
+}
+
+bool is_onnx_path(const std::filesystem::path& file) {
+  std::string ext = file.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".onnx";
+}
+
+}  // namespace hf

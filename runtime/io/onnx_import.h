@@ -1,0 +1,41 @@
+// ONNX import: an ONNX ModelProto (opsets 7-17) read into a hotfuse Graph.
+//
+// Only what the op table expresses is imported: element-wise math, reductions, layout ops
+// on static shapes, MatMul and constants; compound ops (Softmax, LayerNormalization,
+// BatchNormalization, Gemm, ...) are decomposed into them, and shape subgraphs (Shape,
+// Gather, Concat, ...) are folded to constants. docs/onnx.md lists every op and what it
+// becomes. Everything else is an hf::Error naming the file and the node, e.g.
+//   "model.onnx: node 12 'conv1' (Conv): unsupported op"
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "runtime/ir/graph.h"
+
+namespace hf {
+
+struct OnnxImportOptions {
+  // Sizes for symbolic input dimensions (ONNX dim_param), e.g. {{"batch", 8}}. A graph input
+  // with a symbolic dimension not listed here is an error: hotfuse plans static shapes.
+  std::map<std::string, int64_t> dims;
+};
+
+// Reads and verifies a model. Graph inputs are the model's inputs that are not
+// initializers, in the model's order, with the model's names; graph outputs are the model's
+// outputs in order (a value keeps its ONNX name where it has one). Initializers, including
+// external data next to the model, become Constant nodes. Throws hf::Error whose message
+// starts with the file's path and names the node, input, output or initializer at fault.
+Graph read_graph_onnx(const std::filesystem::path& file, const OnnxImportOptions& options = {});
+
+// The same, from the bytes of a ModelProto already in memory. `origin` names the model in
+// messages; external data is looked up in `model_dir` (empty: external data is an error).
+Graph parse_graph_onnx(const std::string& bytes, const std::string& origin,
+                       const std::filesystem::path& model_dir = {},
+                       const OnnxImportOptions& options = {});
+
+// True if the file's name ends in ".onnx" (what a launcher dispatches on).
+bool is_onnx_path(const std::filesystem::path& file);
+
+}  // namespace hf

@@ -1,0 +1,210 @@
+// Internals of the ONNX importer (runtime/io/onnx_*.cpp); nothing outside runtime/io/onnx_*
+// includes this. The public API is onnx_import.h.
+//
+//   onnx_import.cpp  the driver: model, opsets, inputs, initializers, node loop, outputs,
+//                    naming and the final rebuild (dead code dropped, ONNX names kept)
+//   onnx_tensor.cpp  element types, ConstTensor, TensorProto decoding (raw, typed, external)
+//   onnx_fold.cpp    constant folding (shape subgraphs and small constant math)
+//   onnx_lower.cpp   ONNX ops lowered to hotfuse graph nodes
+#pragma once
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "runtime/io/onnx_import.h"
+#include "runtime/ir/error.h"
+#include "runtime/ir/graph.h"
+
+namespace hf::onnx_detail {
+
+namespace pb = ::ONNX_NAMESPACE;
+
+// --- element types (ONNX TensorProto::DataType values) ---------------------------------
+
+std::string elem_type_name(int32_t t);  // "FLOAT", "INT64", ... ("type 42" if unknown)
+std::optional<DType> to_dtype(int32_t t);
+int32_t to_elem_type(DType t);
+bool is_float_elem(int32_t t);    // FLOAT FLOAT16 BFLOAT16 DOUBLE
+bool is_numeric_elem(int32_t t);  // the float types, the integer types and BOOL
+
+// Overflow-checked element count; throws hf::Error("<what> has too many elements ...").
+inline constexpr int64_t kMaxElements = int64_t(1) << 40;
+int64_t checked_numel(const Shape& s, const std::string& what);
+
+// A tensor known while importing: an initializer, a Constant node or a folded value. Float
+// types keep their values in `f` (rounded to the type), the others in `i` (wrapped to the
+// type's width; BOOL is 0 or 1).
+struct ConstTensor {
+  int32_t type = 0;
+  Shape shape;
+  std::vector<double> f;
+  std::vector<int64_t> i;
+
+  bool floating() const { return is_float_elem(type); }
+  int64_t size() const { return floating() ? static_cast<int64_t>(f.size()) : static_cast<int64_t>(i.size()); }
+  double as_double(int64_t k) const { return floating() ? f[k] : static_cast<double>(i[k]); }
+  // Integer value of element k; throws if a float element is not an integer.
+  int64_t as_int(int64_t k) const;
+  std::vector<int64_t> ints() const;  // every element through as_int
+};
+
+ConstTensor make_const(int32_t type, Shape shape);  // zero-filled
+ConstTensor int64_tensor(Shape shape, std::vector<int64_t> values);
+double round_to(int32_t type, double v);   // float types: rounded as the runtime stores it
+int64_t wrap_to(int32_t type, int64_t v);  // integer types: modulo the width; BOOL: != 0
+// Element k of `from` converted as ONNX Cast (and hotfuse TypeCvt) converts it, stored in `to`.
+void cast_element(const ConstTensor& from, int64_t k, ConstTensor& to, int64_t at);
+
+// Decodes an initializer or a Constant's value. External data is read from `model_dir`
+// (empty: external data is an error). Messages name nothing; callers prefix them.
+ConstTensor decode_tensor(const pb::TensorProto& t, const std::filesystem::path& model_dir);
+
+// --- shape rules shared by folding and lowering (throw hf::Error on bad arguments) -------
+
+Shape reshape_shape(const Shape& in, const std::vector<int64_t>& spec, bool allowzero);
+Shape squeeze_shape(const Shape& in, const std::optional<std::vector<int64_t>>& axes);
+Shape unsqueeze_shape(const Shape& in, const std::vector<int64_t>& axes);
+Shape flatten_shape(const Shape& in, int64_t axis);
+int norm_axis(int64_t axis, int rank, const char* what);
+
+// --- the node being imported ------------------------------------------------------------
+
+struct OnnxNode {
+  const pb::NodeProto* p = nullptr;
+  int index = 0;
+  int opset = 0;
+  std::string label;  // "node 12 'conv1' (Conv)"
+
+  const std::string& op() const { return p->op_type(); }
+  const pb::AttributeProto* attr(const std::string& name) const;
+  bool has_attr(const std::string& name) const { return attr(name) != nullptr; }
+  int64_t attr_int(const std::string& name, std::optional<int64_t> fallback = {}) const;
+  double attr_float(const std::string& name, std::optional<double> fallback = {}) const;
+  std::string attr_str(const std::string& name, std::optional<std::string> fallback = {}) const;
+  std::optional<std::vector<int64_t>> attr_ints(const std::string& name) const;
+  std::vector<double> attr_floats(const std::string& name) const;
+  const pb::TensorProto* attr_tensor(const std::string& name) const;
+
+  int num_inputs() const { return p->input_size(); }
+  bool has_input(int k) const { return k < p->input_size() && !p->input(k).empty(); }
+  const std::string& input(int k) const { return p->input(k); }
+  int num_outputs() const { return p->output_size(); }
+  bool wants_output(int k) const { return k < p->output_size() && !p->output(k).empty(); }
+};
+
+// --- the importer -----------------------------------------------------------------------
+
+class Importer {
+ public:
+  Importer(const pb::ModelProto& model, std::string origin, std::filesystem::path model_dir,
+           const OnnxImportOptions& options);
+  Graph run();
+
+  // Elements a fold may produce: beyond this the value is computed at run time instead
+  // (arithmetic on larger tensors, or an error for ops that are only folded).
+  static constexpr int64_t kFoldArithmetic = int64_t(1) << 16;
+  static constexpr int64_t kFoldStructural = int64_t(1) << 22;
+  // All folded values together (a hostile model must not fold its way out of memory).
+  static constexpr int64_t kFoldBudget = int64_t(1) << 25;
+
+ private:
+  struct ConstEntry {
+    ConstTensor t;
+    std::optional<ValueId> materialized;  // its Constant node, once a runtime op needs it
+  };
+  struct Slot {
+    std::optional<ValueId> rt;         // a graph value
+    std::shared_ptr<ConstEntry> c;     // or a tensor known at import time
+  };
+
+  // driver (onnx_import.cpp)
+  void read_opsets();
+  void read_initializers();
+  void read_inputs();
+  void import_node(const pb::NodeProto& p, int index);
+  void read_outputs();
+  Graph rebuild();
+  void check_declared(const pb::ValueInfoProto& vi, ValueId v);
+  std::string fresh_name(const std::string& base);
+
+  // access to the current node's inputs and outputs
+  const Slot& slot(const std::string& name) const;
+  bool is_const(int k) const;
+  const ConstTensor& cst(int k) const;
+  ValueId rt(int k);  // the graph value of input k (a constant is materialised)
+  int32_t elem(int k) const;
+  DType dtype(int k) const;
+  Shape shape(int k) const;
+  void set_rt(int k, ValueId v);
+  void set_const(int k, ConstTensor t);
+  void alias(int k, int in);  // output k is input `in`
+  ValueId materialize(ConstEntry& c, const std::string& name);
+
+  // emitting graph nodes for the current node
+  ValueId emit(Node n, const std::string& tag);
+  ValueId ew(Mode m, std::vector<ValueId> in, const std::string& tag = "");
+  ValueId op1(OpType t, Attrs attrs, ValueId in, const std::string& tag = "");
+  ValueId scalar(DType t, double v);
+  ValueId constant(const ConstTensor& t, const std::string& tag);
+  // A Constant node of `shape` filled with element 0 of `value` (never held here in full).
+  ValueId splat(const ConstTensor& value, const Shape& shape, const std::string& tag);
+  ValueId reshape(ValueId v, const Shape& s);
+  ValueId cvt(ValueId v, DType t);
+  ValueId reduce(ValueId v, const char* mode, const std::vector<int64_t>& axes, bool keepdims);
+  ValueId where(ValueId cond, ValueId a, ValueId b);
+  const Shape& shape_of(ValueId v) const { return g_.value(v).shape; }
+  DType dtype_of(ValueId v) const { return g_.value(v).dtype; }
+
+  // folding (onnx_fold.cpp): true if the node was computed at import time
+  bool try_fold();
+  // Whether a folded result of n elements stays within the limits.
+  bool fold_fits(int64_t n) const { return n <= kFoldStructural && folded_ + n <= kFoldBudget; }
+  // lowering (onnx_lower.cpp)
+  void lower();
+  void lower_unary(Mode m);
+  void lower_binary(Mode m, bool swap = false);
+  void lower_variadic(Mode m);
+  void lower_reduce(const char* mode);
+  void lower_softmax(bool log);
+  void lower_layernorm();
+  void lower_batchnorm();
+  void lower_matmul();
+  void lower_gemm();
+  void lower_clip();
+  void lower_div();
+  void lower_mod();
+  void lower_pow();
+  void lower_round();
+  void lower_cast(int32_t to);
+  void lower_dropout();
+  std::optional<std::vector<int64_t>> axes_arg(int input, const char* attr_name);
+  std::vector<int64_t> const_ints(int k, const char* what);
+  [[noreturn]] void unsupported(const std::string& why = "");
+
+  const pb::ModelProto& model_;
+  std::string origin_;
+  std::filesystem::path dir_;
+  OnnxImportOptions options_;
+  int opset_ = 0;
+  Graph g_;
+  std::unordered_map<std::string, Slot> slots_;
+  std::vector<std::string> bound_;              // ONNX names in the order they were bound
+  std::unordered_set<std::string> reserved_;    // every ONNX value name
+  std::unordered_set<std::string> initializer_names_;
+  std::vector<ValueId> graph_inputs_;
+  std::vector<ValueId> graph_outputs_;
+  std::vector<std::string> output_names_;
+  std::map<std::pair<int, uint64_t>, ValueId> scalars_;
+  const OnnxNode* cur_ = nullptr;
+  std::string cur_base_;  // name prefix for the current node's graph nodes and values
+  int helper_ = 0;
+  int64_t folded_ = 0;  // elements produced by folding so far
+};
+
+}  // namespace hf::onnx_detail

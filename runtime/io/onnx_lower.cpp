@@ -1,0 +1,652 @@
+// ONNX ops lowered to hotfuse graph nodes (docs/onnx.md lists each op and what it becomes).
+//
+// Elemwise broadcasts NumPy-style, which is ONNX's multidirectional broadcasting, so binary
+// ops map one to one. Compound ops are decomposed into the op table's nodes; constants that
+// a run-time op reads are materialised as Constant nodes.
+#include <cmath>
+#include <cstring>
+
+#include "runtime/io/onnx_internal.h"
+
+namespace hf::onnx_detail {
+
+// --- the current node's inputs and outputs ------------------------------------------------
+
+const Importer::Slot& Importer::slot(const std::string& name) const { return slots_.at(name); }
+
+namespace {
+void need_input(const OnnxNode* n, int k) {
+  if (!n->has_input(k)) throw Error("input " + std::to_string(k) + " is missing");
+}
+}  // namespace
+
+bool Importer::is_const(int k) const {
+  need_input(cur_, k);
+  return slot(cur_->input(k)).c != nullptr;
+}
+
+const ConstTensor& Importer::cst(int k) const {
+  need_input(cur_, k);
+  const Slot& s = slot(cur_->input(k));
+  if (!s.c) throw Error("input " + std::to_string(k) + " ('" + cur_->input(k) + "') must be a constant");
+  return s.c->t;
+}
+
+ValueId Importer::rt(int k) {
+  need_input(cur_, k);
+  Slot& s = slots_.at(cur_->input(k));
+  if (s.rt) return *s.rt;
+  return materialize(*s.c, cur_->input(k));
+}
+
+int32_t Importer::elem(int k) const {
+  need_input(cur_, k);
+  const Slot& s = slot(cur_->input(k));
+  return s.rt ? to_elem_type(dtype_of(*s.rt)) : s.c->t.type;
+}
+
+DType Importer::dtype(int k) const {
+  int32_t e = elem(k);
+  auto d = to_dtype(e);
+  if (!d)
+    throw Error("input '" + cur_->input(k) + "' is " + elem_type_name(e) +
+                ", which hotfuse does not compute with (FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL "
+                "UINT8)");
+  return *d;
+}
+
+Shape Importer::shape(int k) const {
+  need_input(cur_, k);
+  const Slot& s = slot(cur_->input(k));
+  return s.rt ? shape_of(*s.rt) : s.c->t.shape;
+}
+
+void Importer::set_rt(int k, ValueId v) {
+  if (!cur_->wants_output(k)) return;
+  const std::string& name = cur_->p->output(k);
+  slots_[name] = Slot{v, nullptr};
+  bound_.push_back(name);
+}
+
+void Importer::set_const(int k, ConstTensor t) {
+  if (!cur_->wants_output(k)) return;
+  if (cur_->op() != "Constant") folded_ += t.size();  // a Constant's data is in the file
+  const std::string& name = cur_->p->output(k);
+  auto c = std::make_shared<ConstEntry>();
+  c->t = std::move(t);
+  slots_[name] = Slot{std::nullopt, std::move(c)};
+  bound_.push_back(name);
+}
+
+void Importer::alias(int k, int in) {
+  need_input(cur_, in);
+  if (!cur_->wants_output(k)) return;
+  Slot s = slots_.at(cur_->input(in));
+  const std::string& name = cur_->p->output(k);
+  slots_[name] = s;
+  bound_.push_back(name);
+}
+
+ValueId Importer::materialize(ConstEntry& c, const std::string& name) {
+  if (c.materialized) return *c.materialized;
+  auto dt = to_dtype(c.t.type);
+  if (!dt)
+    throw Error("constant '" + name + "' is " + elem_type_name(c.t.type) +
+                ", which hotfuse does not compute with (FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL "
+                "UINT8)");
+  Node n;
+  n.name = name;
+  n.op = OpType::Constant;
+  std::vector<double> values;
+  int64_t count = c.t.size();
+  bool splat = count > 1;
+  for (int64_t k = 1; splat && k < count; ++k)
+    splat = c.t.floating() ? std::memcmp(&c.t.f[k], &c.t.f[0], sizeof(double)) == 0
+                           : c.t.i[k] == c.t.i[0];
+  int64_t take = splat ? 1 : count;
+  values.reserve(take);
+  for (int64_t k = 0; k < take; ++k) {
+    if (!c.t.floating() && std::llabs(c.t.i[k]) > (int64_t(1) << 53))
+      throw Error("constant '" + name + "' holds " + std::to_string(c.t.i[k]) +
+                  ", too large to store exactly in a Constant node");
+    values.push_back(c.t.as_double(k));
+  }
+  n.attrs["dtype"] = std::string(dtype_name(*dt));
+  n.attrs["shape"] = std::vector<int64_t>(c.t.shape.begin(), c.t.shape.end());
+  n.attrs["value"] = std::move(values);
+  ValueId v = g_.add_node(std::move(n), {fresh_name(name + "/const")})[0];
+  c.materialized = v;
+  return v;
+}
+
+// --- emitting nodes -------------------------------------------------------------------------
+
+ValueId Importer::emit(Node n, const std::string& tag) {
+  n.name = tag.empty() ? cur_base_ : cur_base_ + "/" + tag;
+  std::string value = fresh_name(n.name);
+  return g_.add_node(std::move(n), {value})[0];
+}
+
+ValueId Importer::ew(Mode m, std::vector<ValueId> in, const std::string& tag) {
+  Node n;
+  n.op = OpType::Elemwise;
+  n.mode = m;
+  n.inputs = std::move(in);
+  return emit(std::move(n), tag.empty() ? mode_info(m).name : tag);
+}
+
+ValueId Importer::op1(OpType t, Attrs attrs, ValueId in, const std::string& tag) {
+  Node n;
+  n.op = t;
+  n.attrs = std::move(attrs);
+  n.inputs = {in};
+  return emit(std::move(n), tag.empty() ? std::string(op_type_name(t)) : tag);
+}
+
+ValueId Importer::scalar(DType t, double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  auto key = std::make_pair(static_cast<int>(t), bits);
+  if (auto it = scalars_.find(key); it != scalars_.end()) return it->second;
+  Node n;
+  n.op = OpType::Constant;
+  n.attrs["dtype"] = std::string(dtype_name(t));
+  n.attrs["shape"] = std::vector<int64_t>{};
+  n.attrs["value"] = std::vector<double>{v};
+  ValueId id = emit(std::move(n), "const");
+  scalars_[key] = id;
+  return id;
+}
+
+ValueId Importer::constant(const ConstTensor& t, const std::string& tag) {
+  ConstEntry e;
+  e.t = t;
+  return materialize(e, cur_base_ + "/" + tag);
+}
+
+ValueId Importer::splat(const ConstTensor& value, const Shape& shape, const std::string& tag) {
+  ConstTensor one = value;
+  one.shape = {};
+  if (one.floating()) one.f.resize(1);
+  else one.i.resize(1);
+  ValueId v = constant(one, tag);  // checks the type and the value
+  Node n = g_.node(g_.value(v).producer);
+  n.attrs["shape"] = std::vector<int64_t>(shape.begin(), shape.end());
+  return emit(std::move(n), tag);
+}
+
+ValueId Importer::reshape(ValueId v, const Shape& s) {
+  if (shape_of(v) == s) return v;
+  return op1(OpType::Reshape, {{"shape", std::vector<int64_t>(s.begin(), s.end())}}, v);
+}
+
+ValueId Importer::cvt(ValueId v, DType t) {
+  if (dtype_of(v) == t) return v;
+  return op1(OpType::TypeCvt, {{"dtype", std::string(dtype_name(t))}}, v);
+}
+
+ValueId Importer::reduce(ValueId v, const char* mode, const std::vector<int64_t>& axes,
+                         bool keepdims) {
+  return op1(OpType::Reduce,
+             {{"mode", std::string(mode)}, {"axes", axes}, {"keepdims", int64_t(keepdims)}}, v,
+             std::string("reduce_") + mode);
+}
+
+// where(c, a, b) from the op table's conditional moves: (0 < c ? a : 0) + (c <= 0 ? b : 0),
+// with c converted to 0/1 in the value type. Exact for every value except that a zero
+// result is +0 (x + 0 loses the sign of -0). bool values go through u8.
+ValueId Importer::where(ValueId cond, ValueId a, ValueId b) {
+  DType t = dtype_of(a);
+  if (dtype_of(b) != t)
+    throw Error("the two value inputs differ in type (" + std::string(dtype_name(t)) + " and " +
+                std::string(dtype_name(dtype_of(b))) + ")");
+  if (dtype_of(cond) != DType::Bool) throw Error("the condition must be BOOL");
+  if (t == DType::Bool) return cvt(where(cond, cvt(a, DType::U8), cvt(b, DType::U8)), DType::Bool);
+  ValueId c = cvt(cond, t);
+  ValueId zero = scalar(t, 0);
+  ValueId pick_a = ew(Mode::COND_LT_MOV, {zero, c, a});
+  ValueId pick_b = ew(Mode::COND_LEQ_MOV, {c, zero, b});
+  return ew(Mode::ADD, {pick_a, pick_b}, "where");
+}
+
+void Importer::unsupported(const std::string& why) {
+  throw Error(why.empty() ? "unsupported op" : "unsupported op (" + why + ")");
+}
+
+std::vector<int64_t> Importer::const_ints(int k, const char* what) {
+  need_input(cur_, k);
+  if (!is_const(k))
+    throw Error(std::string(what) + " (input " + std::to_string(k) + " '" + cur_->input(k) +
+                "') must be a constant or computable at import time; hotfuse needs static shapes");
+  const ConstTensor& c = cst(k);
+  if (c.floating()) throw Error(std::string(what) + " must be integers");
+  return c.ints();
+}
+
+// Axes given as an input (from_input: newer opsets) or as the attribute `attr_name`.
+std::optional<std::vector<int64_t>> Importer::axes_arg(int input, const char* attr_name) {
+  if (input >= 0) {
+    if (!cur_->has_input(input)) return std::nullopt;
+    return const_ints(input, "axes");
+  }
+  return cur_->attr_ints(attr_name);
+}
+
+// --- element-wise ---------------------------------------------------------------------------
+
+void Importer::lower_unary(Mode m) { set_rt(0, ew(m, {rt(0)})); }
+
+void Importer::lower_binary(Mode m, bool swap) {
+  ValueId a = rt(0), b = rt(1);
+  set_rt(0, swap ? ew(m, {b, a}) : ew(m, {a, b}));
+}
+
+void Importer::lower_variadic(Mode m) {
+  if (!cur_->has_input(0)) throw Error("needs at least one input");
+  ValueId acc = rt(0);
+  for (int k = 1; k < cur_->num_inputs(); ++k) acc = ew(m, {acc, rt(k)});
+  set_rt(0, acc);
+}
+
+void Importer::lower_div() {
+  ValueId a = rt(0), b = rt(1);
+  DType t = dtype_of(a);
+  if (is_float(t) || dtype_of(b) != t) return set_rt(0, ew(Mode::TRUE_DIV, {a, b}));
+  if (t == DType::U8 || t == DType::Bool) return set_rt(0, ew(Mode::FLOOR_DIV, {a, b}));
+  // ONNX integer division truncates toward zero; FLOOR_DIV rounds toward -inf. a - a % b
+  // (C's %, the sign of a) is an exact multiple of b, where both agree.
+  ValueId r = ew(Mode::MOD, {a, b});
+  set_rt(0, ew(Mode::FLOOR_DIV, {ew(Mode::SUB, {a, r}), b}));
+}
+
+void Importer::lower_mod() {
+  ValueId a = rt(0), b = rt(1);
+  DType t = dtype_of(a);
+  int64_t fmod = cur_->attr_int("fmod", 0);
+  if (is_float(t) && fmod != 1) throw Error("fmod must be 1 for float inputs");
+  ValueId r = ew(Mode::MOD, {a, b});
+  if (fmod == 1 || t == DType::U8 || is_float(t) || dtype_of(b) != t) return set_rt(0, r);
+  // Python's modulo has the sign of the divisor: add b where r and b have opposite signs.
+  ValueId opposite = ew(Mode::LT, {ew(Mode::MUL, {ew(Mode::SIGN, {r}), ew(Mode::SIGN, {b})}), scalar(t, 0)});
+  set_rt(0, ew(Mode::ADD, {r, ew(Mode::MUL, {cvt(opposite, t), b})}));
+}
+
+void Importer::lower_pow() {
+  ValueId x = rt(0);
+  DType t = dtype_of(x);
+  if (!is_float(t)) unsupported("Pow of integers");
+  if (is_const(1) && cst(1).size() == 1 && std::isfinite(cst(1).as_double(0))) {
+    auto out = broadcast_shapes(shape(0), shape(1));
+    if (!out) throw Error("input shapes do not broadcast");
+    ValueId y = op1(OpType::PowC, {{"exponent", cst(1).as_double(0)}}, x);
+    return set_rt(0, reshape(y, *out));
+  }
+  ValueId e = is_const(1) ? constant([&] {
+    ConstTensor c = make_const(to_elem_type(t), cst(1).shape);
+    for (int64_t k = 0; k < c.size(); ++k) cast_element(cst(1), k, c, k);
+    return c;
+  }(), "exponent") : cvt(rt(1), t);
+  set_rt(0, ew(Mode::POW, {x, e}));
+}
+
+// ONNX rounds half to even; ROUND rounds half away from zero. At exact ties (x - floor(x) =
+// 0.5, exact in every float format) the even neighbour is 2 * ROUND(x / 2).
+void Importer::lower_round() {
+  ValueId x = rt(0);
+  DType t = dtype_of(x);
+  if (!is_float(t)) throw Error("needs a float input");
+  ValueId half = scalar(t, 0.5);
+  ValueId r = ew(Mode::ROUND, {x});
+  ValueId tie = ew(Mode::EQ, {ew(Mode::SUB, {x, ew(Mode::FLOOR, {x})}), half});
+  ValueId even = ew(Mode::MUL, {ew(Mode::ROUND, {ew(Mode::MUL, {x, half})}), scalar(t, 2)});
+  set_rt(0, where(tie, even, r));
+}
+
+void Importer::lower_clip() {
+  ValueId x = rt(0);
+  DType t = dtype_of(x);
+  std::optional<ValueId> lo, hi;
+  auto bound = [&](int k) {
+    if (!is_const(k)) return cvt(rt(k), t);
+    ConstTensor c = make_const(to_elem_type(t), cst(k).shape);
+    for (int64_t e = 0; e < c.size(); ++e) cast_element(cst(k), e, c, e);
+    return constant(c, k == 1 ? "min" : "max");
+  };
+  if (cur_->opset < 11) {
+    if (cur_->has_attr("min")) lo = scalar(t, cur_->attr_float("min"));
+    if (cur_->has_attr("max")) hi = scalar(t, cur_->attr_float("max"));
+  } else {
+    if (cur_->has_input(1)) lo = bound(1);
+    if (cur_->has_input(2)) hi = bound(2);
+  }
+  if (lo && hi) return set_rt(0, ew(Mode::CLIP, {x, *lo, *hi}));
+  if (lo) return set_rt(0, ew(Mode::MAX, {x, *lo}));
+  if (hi) return set_rt(0, ew(Mode::MIN, {x, *hi}));
+  alias(0, 0);
+}
+
+void Importer::lower_cast(int32_t to) {
+  ValueId x = rt(0);
+  auto t = to_dtype(to);
+  if (!t)
+    throw Error("cannot cast to " + elem_type_name(to) +
+                ": hotfuse computes in FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL UINT8");
+  set_rt(0, cvt(x, *t));
+}
+
+void Importer::lower_dropout() {
+  if (cur_->opset >= 12 && cur_->has_input(2)) {
+    if (!is_const(2)) unsupported("training_mode given at run time");
+    if (cst(2).size() != 1 || cst(2).as_double(0) != 0) unsupported("training_mode=1");
+  }
+  alias(0, 0);
+  if (cur_->wants_output(1)) {  // the mask: everything kept
+    ConstTensor one = make_const(cur_->opset >= 10 ? pb::TensorProto::BOOL : elem(0), {});
+    if (one.floating()) one.f[0] = 1;
+    else one.i[0] = 1;
+    set_rt(1, splat(one, shape(0), "mask"));
+  }
+}
+
+// --- reductions and normalisations ----------------------------------------------------------
+
+void Importer::lower_reduce(const char* mode) {
+  ValueId x = rt(0);
+  const std::string& op = cur_->op();
+  bool from_input = op == "ReduceSum" && cur_->opset >= 13;
+  std::optional<std::vector<int64_t>> axes = axes_arg(from_input ? 1 : -1, "axes");
+  bool keep = cur_->attr_int("keepdims", 1) != 0;
+  if ((!axes || axes->empty()) && from_input && cur_->attr_int("noop_with_empty_axes", 0) != 0)
+    return alias(0, 0);
+  std::vector<int64_t> ax = axes ? *axes : std::vector<int64_t>{};
+  std::string m = mode;
+  if (m == "L1") return set_rt(0, reduce(ew(Mode::ABS, {x}), "SUM", ax, keep));
+  if (m == "L2") return set_rt(0, ew(Mode::SQRT, {reduce(x, "SUM_SQR", ax, keep)}));
+  if (m == "LOGSUM") return set_rt(0, ew(Mode::LOG, {reduce(x, "SUM", ax, keep)}));
+  if (m == "LOGSUMEXP") {  // max-shifted, so large inputs do not overflow
+    ValueId mx = reduce(x, "MAX", ax, true);
+    ValueId s = reduce(ew(Mode::EXP, {ew(Mode::SUB, {x, mx})}), "SUM", ax, keep);
+    return set_rt(0, ew(Mode::ADD, {ew(Mode::LOG, {s}), reshape(mx, shape_of(s))}));
+  }
+  set_rt(0, reduce(x, mode, ax, keep));
+}
+
+void Importer::lower_softmax(bool log) {
+  ValueId x = rt(0);
+  int rank = static_cast<int>(shape_of(x).size());
+  // Before opset 13 the input is coerced to 2-D at `axis` (default 1): the softmax runs over
+  // all axes from `axis` on. From 13 it runs over the one axis (default -1).
+  int ax = norm_axis(cur_->attr_int("axis", cur_->opset < 13 ? 1 : -1), rank, "axis");
+  std::vector<int64_t> axes;
+  if (cur_->opset < 13)
+    for (int a = ax; a < rank; ++a) axes.push_back(a);
+  else
+    axes.push_back(ax);
+  ValueId mx = reduce(x, "MAX", axes, true);
+  ValueId d = ew(Mode::SUB, {x, mx});
+  ValueId e = ew(Mode::EXP, {d});
+  ValueId s = reduce(e, "SUM", axes, true);
+  set_rt(0, log ? ew(Mode::SUB, {d, ew(Mode::LOG, {s})}) : ew(Mode::TRUE_DIV, {e, s}));
+}
+
+// ONNX's own function body: Mean = ReduceMean(X), D = X - Mean, Var = ReduceMean(D * D),
+// InvStdDev = 1 / Sqrt(Var + epsilon), Y = D * InvStdDev * Scale + B, over the axes from
+// `axis` on, computed in f32 for f16/bf16 inputs (stash_type 1).
+void Importer::lower_layernorm() {
+  ValueId X = rt(0);
+  DType t = dtype_of(X);
+  if (!is_float(t)) throw Error("needs a float input");
+  int rank = static_cast<int>(shape_of(X).size());
+  int ax = norm_axis(cur_->attr_int("axis", -1), rank, "axis");
+  std::vector<int64_t> axes;
+  for (int a = ax; a < rank; ++a) axes.push_back(a);
+  DType c = cur_->attr_int("stash_type", 1) == 1 ? DType::F32 : t;
+  double eps = cur_->attr_float("epsilon", 1e-5);
+  ValueId x = cvt(X, c);
+  ValueId mean = reduce(x, "MEAN", axes, true);
+  ValueId d = ew(Mode::SUB, {x, mean});
+  ValueId var = reduce(ew(Mode::SQUARE, {d}), "MEAN", axes, true);
+  ValueId inv = op1(OpType::PowC, {{"exponent", -0.5}}, ew(Mode::ADD, {var, scalar(c, eps)}),
+                    "inv_std");
+  ValueId y = ew(Mode::MUL, {ew(Mode::MUL, {d, inv}), cvt(rt(1), c)}, "scale");
+  if (cur_->has_input(2)) y = ew(Mode::ADD, {y, cvt(rt(2), c)}, "bias");
+  set_rt(0, cvt(y, t));
+  set_rt(1, mean);
+  set_rt(2, inv);
+}
+
+// Inference: Y = (X - mean) / sqrt(var + epsilon) * scale + B per channel (axis 1). With
+// constant parameters that is one FUSE_MUL_ADD3 with a = scale / sqrt(var + eps) and
+// b = B - mean * a, computed here in double.
+void Importer::lower_batchnorm() {
+  ValueId X = rt(0);
+  DType t = dtype_of(X);
+  if (!is_float(t)) throw Error("needs a float input");
+  const Shape& xs = shape_of(X);
+  if (xs.size() < 2) throw Error("needs an input of rank >= 2 (N, C, ...)");
+  if (cur_->opset < 9 && cur_->attr_int("spatial", 1) == 0) unsupported("spatial=0");
+  if (cur_->attr_int("training_mode", 0) != 0) unsupported("training_mode=1");
+  for (int k = 1; k < cur_->num_outputs(); ++k)
+    if (cur_->wants_output(k)) unsupported("the training outputs (running mean and variance)");
+  int64_t channels = xs[1];
+  Shape ps{channels};
+  for (size_t k = 2; k < xs.size(); ++k) ps.push_back(1);
+  const char* names[] = {"", "scale", "B", "mean", "var"};
+  for (int k = 1; k <= 4; ++k)
+    if (shape(k) != Shape{channels})
+      throw Error(std::string(names[k]) + " has shape " + to_string(shape(k)) + ", expected [" +
+                  std::to_string(channels) + "]");
+  double eps = cur_->attr_float("epsilon", 1e-5);
+  if (is_const(1) && is_const(2) && is_const(3) && is_const(4)) {
+    ConstTensor a = make_const(to_elem_type(t), ps), b = make_const(to_elem_type(t), ps);
+    for (int64_t ch = 0; ch < channels; ++ch) {
+      double s = cst(1).as_double(ch) / std::sqrt(cst(4).as_double(ch) + eps);
+      a.f[ch] = round_to(a.type, s);
+      b.f[ch] = round_to(b.type, cst(2).as_double(ch) - cst(3).as_double(ch) * s);
+    }
+    return set_rt(0, ew(Mode::FUSE_MUL_ADD3, {X, constant(a, "a"), constant(b, "b")}, "bn"));
+  }
+  auto param = [&](int k) { return reshape(cvt(rt(k), t), ps); };
+  ValueId inv = op1(OpType::PowC, {{"exponent", -0.5}}, ew(Mode::ADD, {param(4), scalar(t, eps)}),
+                    "inv_std");
+  ValueId a = ew(Mode::MUL, {param(1), inv});
+  set_rt(0, ew(Mode::ADD, {ew(Mode::MUL, {ew(Mode::SUB, {X, param(3)}), a}), param(2)}, "bn"));
+}
+
+// --- matrix products ------------------------------------------------------------------------
+
+void Importer::lower_matmul() {
+  ValueId a = rt(0), b = rt(1);
+  Shape as = shape_of(a), bs = shape_of(b);
+  if (as.empty() || bs.empty()) throw Error("needs inputs of rank >= 1");
+  // NumPy's 1-D rules: a vector on the left is a row [1, k], on the right a column [k, 1];
+  // the added axis is removed from the result.
+  if (as.size() == 1) a = reshape(a, {1, as[0]});
+  if (bs.size() == 1) b = reshape(b, {bs[0], 1});
+  Node n;
+  n.op = OpType::MatMul;
+  n.inputs = {a, b};
+  ValueId y = emit(std::move(n), "matmul");
+  Shape ys = shape_of(y);
+  if (bs.size() == 1) ys.pop_back();
+  if (as.size() == 1) ys.erase(ys.end() - (bs.size() == 1 ? 1 : 2));
+  set_rt(0, reshape(y, ys));
+}
+
+void Importer::lower_gemm() {
+  ValueId a = rt(0), b = rt(1);
+  if (shape_of(a).size() != 2 || shape_of(b).size() != 2) throw Error("A and B must be matrices");
+  DType t = dtype_of(a);
+  Attrs swap{{"perm", std::vector<int64_t>{1, 0}}};
+  if (cur_->attr_int("transA", 0)) a = op1(OpType::Dimshuffle, swap, a, "transA");
+  if (cur_->attr_int("transB", 0)) b = op1(OpType::Dimshuffle, swap, b, "transB");
+  Node n;
+  n.op = OpType::MatMul;
+  n.inputs = {a, b};
+  ValueId y = emit(std::move(n), "matmul");
+  Shape ys = shape_of(y);
+  double alpha = cur_->attr_float("alpha", 1.0), beta = cur_->attr_float("beta", 1.0);
+  if (alpha != 1.0) y = ew(Mode::MUL, {y, scalar(t, alpha)}, "alpha");
+  if (cur_->has_input(2) && beta != 0.0) {
+    ValueId c = cvt(rt(2), t);
+    if (beta != 1.0) c = ew(Mode::MUL, {c, scalar(t, beta)}, "beta");
+    y = ew(Mode::ADD, {y, c}, "bias");
+    if (shape_of(y) != ys)
+      throw Error("C " + to_string(shape_of(c)) + " does not broadcast to " + to_string(ys));
+  }
+  set_rt(0, y);
+}
+
+// --- dispatch -------------------------------------------------------------------------------
+
+void Importer::lower() {
+  static const std::unordered_map<std::string, Mode> unary = {
+      {"Sqrt", Mode::SQRT},       {"Exp", Mode::EXP},         {"Log", Mode::LOG},
+      {"Tanh", Mode::TANH},       {"Sigmoid", Mode::SIGMOID}, {"Relu", Mode::RELU},
+      {"Erf", Mode::ERF},         {"Abs", Mode::ABS},         {"Neg", Mode::NEGATE},
+      {"Floor", Mode::FLOOR},     {"Ceil", Mode::CEIL},       {"Sin", Mode::SIN},
+      {"Cos", Mode::COS},         {"Tan", Mode::TAN},         {"Asin", Mode::ASIN},
+      {"Acos", Mode::ACOS},       {"Sinh", Mode::SINH},       {"Cosh", Mode::COSH},
+      {"Asinh", Mode::ASINH},     {"Acosh", Mode::ACOSH},     {"Atanh", Mode::ATANH},
+      {"Sign", Mode::SIGN},       {"Softplus", Mode::SOFTPLUS}, {"HardSwish", Mode::H_SWISH},
+      {"Not", Mode::NOT},         {"IsNaN", Mode::ISNAN},
+  };
+  static const std::unordered_map<std::string, std::pair<Mode, bool>> binary = {
+      {"Add", {Mode::ADD, false}},         {"Sub", {Mode::SUB, false}},
+      {"Mul", {Mode::MUL, false}},         {"And", {Mode::AND, false}},
+      {"Or", {Mode::OR, false}},           {"Xor", {Mode::XOR, false}},
+      {"Less", {Mode::LT, false}},         {"LessOrEqual", {Mode::LEQ, false}},
+      {"Greater", {Mode::LT, true}},       {"GreaterOrEqual", {Mode::LEQ, true}},
+      {"PRelu", {Mode::PRELU, false}},
+  };
+  static const std::unordered_map<std::string, const char*> reductions = {
+      {"ReduceSum", "SUM"},     {"ReduceMean", "MEAN"},       {"ReduceMax", "MAX"},
+      {"ReduceMin", "MIN"},     {"ReduceProd", "PRODUCT"},    {"ReduceSumSquare", "SUM_SQR"},
+      {"ReduceL1", "L1"},       {"ReduceL2", "L2"},           {"ReduceLogSum", "LOGSUM"},
+      {"ReduceLogSumExp", "LOGSUMEXP"},
+  };
+  const std::string& op = cur_->op();
+  if (auto it = unary.find(op); it != unary.end()) return lower_unary(it->second);
+  if (auto it = binary.find(op); it != binary.end())
+    return lower_binary(it->second.first, it->second.second);
+  if (auto it = reductions.find(op); it != reductions.end()) return lower_reduce(it->second);
+
+  auto s = [&](double v) { return scalar(dtype(0), v); };
+  if (op == "Div") return lower_div();
+  if (op == "Mod") return lower_mod();
+  if (op == "Pow") return lower_pow();
+  if (op == "Round") return lower_round();
+  if (op == "Max") return lower_variadic(Mode::MAX);
+  if (op == "Min") return lower_variadic(Mode::MIN);
+  if (op == "Sum") return lower_variadic(Mode::ADD);
+  if (op == "Mean") {
+    ValueId sum = rt(0);
+    for (int k = 1; k < cur_->num_inputs(); ++k) sum = ew(Mode::ADD, {sum, rt(k)});
+    return set_rt(0, ew(Mode::TRUE_DIV, {sum, s(cur_->num_inputs())}, "mean"));
+  }
+  if (op == "Equal") {
+    ValueId a = rt(0), b = rt(1);
+    if (dtype_of(a) == DType::Bool) return set_rt(0, ew(Mode::NOT, {ew(Mode::XOR, {a, b})}));
+    return set_rt(0, ew(Mode::EQ, {a, b}));
+  }
+  if (op == "Where") return set_rt(0, where(rt(0), rt(1), rt(2)));
+  if (op == "Atan") return set_rt(0, ew(Mode::ATAN2, {rt(0), s(1)}));
+  if (op == "Reciprocal") return set_rt(0, ew(Mode::TRUE_DIV, {s(1), rt(0)}));
+  if (op == "LeakyRelu") return set_rt(0, ew(Mode::PRELU, {rt(0), s(cur_->attr_float("alpha", 0.01))}));
+  if (op == "Elu" || op == "Selu" || op == "Celu") {
+    // x > 0 ? x : alpha (e^x - 1), as RELU(x) + alpha * EXPM1(MIN(x, 0)) (Celu: e^(x/alpha)).
+    bool selu = op == "Selu";
+    double alpha = cur_->attr_float("alpha", selu ? 1.67326319217681884765625 : 1.0);
+    ValueId x = rt(0);
+    ValueId neg = ew(Mode::MIN, {x, s(0)});
+    if (op == "Celu") neg = ew(Mode::TRUE_DIV, {neg, s(alpha)});
+    ValueId y = ew(Mode::FUSE_MUL_ADD3, {ew(Mode::EXPM1, {neg}), s(alpha), ew(Mode::RELU, {x})});
+    if (selu) y = ew(Mode::MUL, {y, s(cur_->attr_float("gamma", 1.05070102214813232421875))});
+    return set_rt(0, y);
+  }
+  if (op == "ThresholdedRelu") {  // x > alpha ? x : 0
+    ValueId x = rt(0);
+    return set_rt(0, ew(Mode::SWITCH_GT0, {ew(Mode::SUB, {x, s(cur_->attr_float("alpha", 1.0))}), x}));
+  }
+  if (op == "HardSigmoid") {  // max(0, min(1, alpha x + beta))
+    ValueId x = rt(0);
+    ValueId lin = ew(Mode::FUSE_MUL_ADD3,
+                     {x, s(cur_->attr_float("alpha", 0.2)), s(cur_->attr_float("beta", 0.5))});
+    return set_rt(0, ew(Mode::CLIP, {lin, s(0), s(1)}));
+  }
+  if (op == "Softsign") {
+    ValueId x = rt(0);
+    return set_rt(0, ew(Mode::TRUE_DIV, {x, ew(Mode::ADD, {ew(Mode::ABS, {x}), s(1)})}));
+  }
+  if (op == "IsInf") {
+    ValueId x = rt(0);
+    bool neg = cur_->attr_int("detect_negative", 1) != 0;
+    bool pos = cur_->attr_int("detect_positive", 1) != 0;
+    ValueId inf = ew(Mode::ISINF, {x});
+    if (neg && pos) return set_rt(0, inf);
+    if (pos) return set_rt(0, ew(Mode::AND, {inf, ew(Mode::LT, {s(0), x})}));
+    if (neg) return set_rt(0, ew(Mode::AND, {inf, ew(Mode::LT, {x, s(0)})}));
+    return set_rt(0, ew(Mode::LT, {x, x}));  // false everywhere, NaN included
+  }
+  if (op == "BitShift") {
+    std::string dir = cur_->attr_str("direction");
+    if (dir != "LEFT" && dir != "RIGHT") throw Error("direction must be LEFT or RIGHT");
+    return lower_binary(dir == "LEFT" ? Mode::SHL : Mode::SHR);
+  }
+  if (op == "Clip") return lower_clip();
+  if (op == "Cast") return lower_cast(static_cast<int32_t>(cur_->attr_int("to")));
+  if (op == "CastLike") return lower_cast(elem(1));
+  if (op == "Identity") return alias(0, 0);
+  if (op == "Dropout") return lower_dropout();
+  if (op == "Softmax") return lower_softmax(false);
+  if (op == "LogSoftmax") return lower_softmax(true);
+  if (op == "LayerNormalization") return lower_layernorm();
+  if (op == "BatchNormalization") return lower_batchnorm();
+  if (op == "MatMul") return lower_matmul();
+  if (op == "Gemm") return lower_gemm();
+
+  // Layout ops on run-time values (on constants they were folded).
+  if (op == "Transpose") {
+    int rank = static_cast<int>(shape(0).size());
+    std::vector<int64_t> perm;
+    if (auto p = cur_->attr_ints("perm")) perm = *p;
+    else
+      for (int k = rank - 1; k >= 0; --k) perm.push_back(k);
+    if (static_cast<int>(perm.size()) != rank)
+      throw Error("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
+    for (int64_t& p : perm) p = norm_axis(p, rank, "perm entry");
+    bool identity = true;
+    for (int k = 0; k < rank; ++k) identity &= perm[k] == k;
+    if (identity) return alias(0, 0);
+    return set_rt(0, op1(OpType::Dimshuffle, {{"perm", perm}}, rt(0)));
+  }
+  if (op == "Reshape") {
+    bool allowzero = cur_->opset >= 14 && cur_->attr_int("allowzero", 0) != 0;
+    return set_rt(0, reshape(rt(0), reshape_shape(shape(0), const_ints(1, "shape"), allowzero)));
+  }
+  if (op == "Flatten") return set_rt(0, reshape(rt(0), flatten_shape(shape(0), cur_->attr_int("axis", 1))));
+  if (op == "Squeeze") {
+    auto axes = axes_arg(cur_->opset >= 13 ? 1 : -1, "axes");
+    return set_rt(0, reshape(rt(0), squeeze_shape(shape(0), axes)));
+  }
+  if (op == "Unsqueeze") {
+    auto axes = axes_arg(cur_->opset >= 13 ? 1 : -1, "axes");
+    if (!axes) throw Error("needs axes");
+    return set_rt(0, reshape(rt(0), unsqueeze_shape(shape(0), *axes)));
+  }
+  if (op == "Expand") {
+    std::vector<int64_t> target = const_ints(1, "shape");
+    auto out = broadcast_shapes(shape(0), Shape(target.begin(), target.end()));
+    if (!out) throw Error("cannot expand " + to_string(shape(0)) + " to " + to_string(Shape(target)));
+    checked_numel(*out, "the expanded tensor");
+    if (*out == shape(0)) return alias(0, 0);
+    return set_rt(0, op1(OpType::Broadcast, {{"shape", std::vector<int64_t>(out->begin(), out->end())}}, rt(0)));
+  }
+  static const std::unordered_set<std::string> fold_only = {
+      "Gather", "Concat", "Slice", "Range", "Tile"};
+  if (fold_only.count(op))
+    unsupported("on run-time data; " + op + " is only folded when its inputs are constants");
+  unsupported();
+}
+
+}  // namespace hf::onnx_detail
