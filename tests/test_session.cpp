@@ -235,7 +235,9 @@ TEST(Session, FusesTheHotChainAndSaysWhyNotTheColdOne) {
     const IterationRecord& it = s.iterations().at(st.iteration);
     ++per_iteration[st.iteration];
     EXPECT_GE(st.dur_s, 0);
-    if (st.iteration == last_iteration) EXPECT_GE(st.start_s, last_end - 1e-9);
+    if (st.iteration == last_iteration) {
+      EXPECT_GE(st.start_s, last_end - 1e-9);
+    }
     EXPECT_GE(st.start_s, it.start_s - 1e-9);
     EXPECT_LE(st.start_s + st.dur_s, it.start_s + it.ms * 1e-3 + 1e-9);
     last_end = st.start_s + st.dur_s;
