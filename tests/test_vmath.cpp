@@ -233,6 +233,18 @@ TEST(VmathSpecial, ExpLog) {
   HF_EXPECT_SAME(vm::exp(-104.0f), 0.0f);
   HF_EXPECT_SAME(vm::exp(-0x1.9fe368p6f), 0x1p-149f);  // the smallest subnormal
   HF_EXPECT_NAN(vm::exp(kNaN));
+  HF_EXPECT_NAN(vm::exp(-kNaN));
+  for (float x : {104.00001f, 0x1p21f, 1e30f, 3e38f}) {  // past the ranges: replaced results
+    HF_EXPECT_SAME(vm::exp(x), kInf);
+    HF_EXPECT_SAME(vm::exp(-x), 0.0f);
+    HF_EXPECT_SAME(vm::tanh(x), 1.0f);
+    HF_EXPECT_SAME(vm::tanh(-x), -1.0f);
+    HF_EXPECT_SAME(vm::erf(x), 1.0f);
+    HF_EXPECT_SAME(vm::erf(-x), -1.0f);
+  }
+  HF_EXPECT_SAME(vm::exp(89.00001f), kInf);
+  HF_EXPECT_SAME(vm::tanh(-9.5f), -1.0f);
+  HF_EXPECT_SAME(vm::erf(4.00001f), 1.0f);
   HF_EXPECT_SAME(vm::expm1(-0.0f), -0.0f);
   HF_EXPECT_SAME(vm::expm1(-kInf), -1.0f);
   HF_EXPECT_SAME(vm::expm1(kInf), kInf);
