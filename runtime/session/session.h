@@ -13,8 +13,8 @@
 //               runs the unfused graph and the fused one on the same inputs and compares
 //               every new region's live-outs (fused_tolerance); a mismatch reverts the
 //               region. The iteration returns the unfused results.
-//  reprofiling  the fused plan is timed; a region whose kernel is not faster than the ops
-//               it replaced is reverted.
+//  reprofiling  the fused plan is timed (after one untimed iteration: its buffers are new);
+//               a region whose kernel is not faster than the ops it replaced is reverted.
 //  steady       nothing pending: the plan stays as it is.
 //
 // Every decision, taken or not, is kept with its numbers (regions()).
