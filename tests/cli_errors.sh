@@ -34,6 +34,7 @@ printf '{"inputs": [{"name": "x", "dtype": "f32", "shape": [4]}],
 printf '{"inputs": [{"name": "x", "dtype": "f32", "shape": [4]}, {"name": "y", "dtype": "f32", "shape": [3]}],
  "nodes": [{"name": "sum", "op": "Elemwise", "mode": "ADD", "inputs": ["x", "y"]}], "outputs": ["sum:0"]}' >"$tmp/mismatch.json"
 printf '\x00\xff\xfe garbage' >"$tmp/binary.json"
+printf '\x08\x07\x12\xff\xff garbage' >"$tmp/model.onnx"
 : >"$tmp/empty.json"
 
 ex="$root/traces/graphs/abc.json"
@@ -41,6 +42,7 @@ expect "/no/such/graph.json: cannot open file" /no/such/graph.json
 expect "truncated.json: malformed JSON" "$tmp/truncated.json"
 expect "empty.json: malformed JSON" "$tmp/empty.json"
 expect "binary.json: malformed JSON" "$tmp/binary.json"
+expect "model.onnx" "$tmp/model.onnx"
 expect "node 'bad': unknown Elemwise mode 'FROB'" "$tmp/unknown_mode.json"
 expect "node 'spin': unknown op 'Warp'" "$tmp/unknown_op.json"
 expect "node 'sum' (Elemwise ADD): input shapes [4] and [3] do not broadcast" "$tmp/mismatch.json"

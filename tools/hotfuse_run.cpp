@@ -12,7 +12,10 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "dump/dump_dir.h"
+#include "dump/write_dump.h"
 #include "fusion/cpu_kernel_cache.h"
 #include "fusion/detect.h"
 #include "fusion/workdir.h"
@@ -22,6 +25,7 @@
 #include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
 #include "runtime/io/graph_json.h"
+#include "runtime/io/onnx_import.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/ir/error.h"
 #include "runtime/session/fuse_graph.h"
@@ -49,6 +53,8 @@ struct Options {
   int64_t expected_iters = 10000;
   bool sync_compile = false;
   double settle_timeout = 300;  // seconds
+  std::string dump;    // --dump DIR (docs/dumps.md)
+  bool force = false;  // --force: overwrite the dump's files in a non-empty DIR
 };
 
 struct Measured {
@@ -88,8 +94,8 @@ Measured measure(const Graph& g, Backend& backend, const std::vector<TensorView>
   return m;
 }
 
-void write_report(const std::string& path, const Graph& g, const Options& o, const Measured& before,
-                  const Measured* after, const FusionResult* fused) {
+nlohmann::json report_doc(const Graph& g, const Options& o, const Measured& before,
+                          const Measured* after, const FusionResult* fused) {
   using json = nlohmann::json;
   json summary = {{"graph", g.name},
                   {"fusion", o.fusion},
@@ -126,6 +132,12 @@ void write_report(const std::string& path, const Graph& g, const Options& o, con
                    {"gbps", r.gbps()}});
   json doc = {{"summary", summary}, {"decisions", regions}, {"ops", ops}};
   if (fused) doc["failures"] = fused->failures;
+  return doc;
+}
+
+void write_report(const std::string& path, const Graph& g, const Options& o, const Measured& before,
+                  const Measured* after, const FusionResult* fused) {
+  nlohmann::json doc = report_doc(g, o, before, after, fused);
   std::ofstream f(path);
   if (!f) throw Error("--report " + path + ": cannot write the file");
   f << doc.dump(2) << "\n";
@@ -149,6 +161,26 @@ double check_outputs(const Graph& g, const std::vector<HostTensor>& unfused,
   return worst;
 }
 
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) std::cerr << "hotfuse-run: " << w << "\n";
+}
+
+void dump_fusion(dump::DumpDir* dir, const Graph& g, const Options& o, const Measured& before,
+                 const Measured* after, const FusionResult* fused) {
+  if (!dir) return;
+  dump::FusionDump d;
+  d.graph = &g;
+  d.mode = o.fusion;
+  d.before_rows = &before.rows;
+  d.before_ms = before.median_ms;
+  d.fused = fused;
+  d.after_rows = after ? &after->rows : nullptr;
+  d.after_ms = after ? after->median_ms : 0;
+  d.report = report_doc(g, o, before, after, fused);
+  print_warnings(dump::write_fusion_dump(*dir, d));
+  std::cout << "dump: " << dir->written().size() << " files in " << dir->path().string() << "\n";
+}
+
 std::vector<OpRow> rows_of(const std::vector<OpRecord>& ops) {
   std::vector<OpRow> rows;
   for (const OpRecord& o : ops)
@@ -157,7 +189,7 @@ std::vector<OpRow> rows_of(const std::vector<OpRecord>& ops) {
 }
 
 int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
-                 const std::vector<TensorView>& views) {
+                 const std::vector<TensorView>& views, dump::DumpDir* dump_dir) {
   fusion::CpuKernelCache& cache = fusion::CpuKernelCache::process();
   MachinePeak machine = probe_machine(cpu_backend.pool(), fusion::DiskCache::default_dir());
   std::printf("machine: %.1f GB/s, %.0f GFLOP/s, %.1f us per launch (%s)\n", machine.bandwidth_gbps,
@@ -169,6 +201,8 @@ int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
   so.sync_compile = o.sync_compile;
   so.select.min_share = o.min_saving / 100;
   so.select.expected_iters = o.expected_iters;
+  so.trace = dump_dir != nullptr;  // trace.json
+  so.trace_max_steps = 200000;
   Session session(g, cpu_backend, cache, machine, so);
 
   auto print_events = [&] {
@@ -230,6 +264,12 @@ int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
     f << doc.dump(2) << "\n";
     if (!f) throw Error("--report " + o.report + ": write error");
   }
+  if (dump_dir) {
+    nlohmann::json report = session_report(session, {o.graph, o.iters});
+    print_warnings(dump::write_session_dump(*dump_dir, session, report));
+    std::cout << "dump: " << dump_dir->written().size() << " files in "
+              << dump_dir->path().string() << "\n";
+  }
   return 0;
 }
 
@@ -237,7 +277,11 @@ int run(const Options& o) {
   if (o.backend == "cuda")
     throw Error("--backend cuda: this build has no CUDA backend; use --backend cpu or auto");
   auto level = fusion::parse_fusion_level(o.fusion == "adaptive" ? "all" : o.fusion);
-  Graph g = read_graph_json(o.graph);
+  Graph g = is_onnx_path(o.graph) ? read_graph_onnx(o.graph) : read_graph_json(o.graph);
+  // Checked before anything runs: a refused directory costs nothing.
+  std::optional<dump::DumpDir> dump_dir;
+  if (!o.dump.empty()) dump_dir.emplace(o.dump, o.force);
+  dump::DumpDir* dir = dump_dir ? &*dump_dir : nullptr;
   cpu::ThreadPool pool(o.threads);
   cpu::CpuBackend cpu_backend(&pool);
   if (o.backend == "auto")
@@ -252,7 +296,7 @@ int run(const Options& o) {
   if (o.fusion == "adaptive") {
     std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count()
               << " nodes; cpu, " << pool.size() << " threads; adaptive fusion\n";
-    return run_adaptive(o, g, cpu_backend, views);
+    return run_adaptive(o, g, cpu_backend, views, dir);
   }
 
   std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count()
@@ -265,6 +309,7 @@ int run(const Options& o) {
 
   if (*level == fusion::FusionLevel::Off) {
     if (!o.report.empty()) write_report(o.report, g, o, before, nullptr, nullptr);
+    dump_fusion(dir, g, o, before, nullptr, nullptr);
     return 0;
   }
   fusion::CpuKernelCache& cache = fusion::CpuKernelCache::process();
@@ -284,6 +329,7 @@ int run(const Options& o) {
             << " from cache); outputs match unfused (worst element within " << worst
             << " of its tolerance)\n";
   if (!o.report.empty()) write_report(o.report, g, o, before, &after, &fused);
+  dump_fusion(dir, g, o, before, &after, &fused);
   return 0;
 }
 
@@ -292,7 +338,7 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{"hotfuse-run: run a graph on random inputs, profile every operator, fuse"};
-  app.add_option("GRAPH", o.graph, "graph file (native JSON, see docs/graph-format.md)")
+  app.add_option("GRAPH", o.graph, "graph file: native JSON (docs/graph-format.md) or ONNX, *.onnx (docs/onnx.md)")
       ->required();
   app.add_option("--iters", o.iters, "timed iterations (adaptive: once settled)")
       ->check(CLI::Range(1, 1000000000))
@@ -333,6 +379,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
   app.add_option("--report", o.report, "write a JSON summary (docs/report.md) to this file");
+  CLI::Option* dump_opt = app.add_option("--dump", o.dump,
+                 "write before/after Graphviz graphs (.dot, .svg), trace.json (Perfetto), "
+                 "report.json and the kernels' sources to this directory (docs/dumps.md); "
+                 "a non-empty directory is refused without --force");
+  app.add_flag("--force", o.force,
+               "--dump: write into a non-empty directory, replacing only the dump's own files")
+      ->needs(dump_opt);
   app.add_option("--seed", o.seed, "seed of the random inputs")->capture_default_str();
   app.add_option("--threads", o.threads,
                  "CPU threads (0: HOTFUSE_NUM_THREADS, else all hardware threads)")

@@ -8,6 +8,11 @@ packages=(
   build-essential cmake ninja-build python3
   nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libopenblas-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
+  graphviz
+  # hotfuse-view (viewer/, docs/viewer.md): Dear ImGui, GLFW, Graphviz's libgvc, stb; Xvfb and
+  # Mesa's software OpenGL for its headless screenshot test; DejaVu fonts for the UI.
+  pkg-config libimgui-dev libglfw3-dev libgl-dev libgraphviz-dev libstb-dev
+  xvfb xauth libgl1-mesa-dri fonts-dejavu-core
 )
 
 missing=()

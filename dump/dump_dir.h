@@ -1,0 +1,41 @@
+// The directory a dump is written to, and the rule that a dump never replaces a file the
+// user did not ask it to write.
+//
+//  - DIR missing: created (with parents).
+//  - DIR exists and is empty: used.
+//  - DIR exists and is not empty: refused (hf::Error, one line naming DIR) unless `force`.
+//  - DIR is not a directory: refused.
+// Without force a file is created exclusively (O_EXCL): an existing file is never replaced.
+// With force only the files the dump writes are replaced, each written to a temporary name
+// in DIR and renamed over the old one (a symbolic link there is replaced, not followed);
+// nothing else in DIR is touched or removed.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hf::dump {
+
+class DumpDir {
+ public:
+  // Checks (and creates) the directory; throws hf::Error "--dump DIR: ..." when refused.
+  DumpDir(std::filesystem::path dir, bool force);
+
+  const std::filesystem::path& path() const { return dir_; }
+  bool force() const { return force_; }
+
+  // Writes DIR/relative ("report.json", "kernels/hf_0123.cpp"; subdirectories are created,
+  // and must be real directories). Throws hf::Error naming the file on failure.
+  std::filesystem::path write(const std::string& relative, std::string_view content);
+
+  // Relative names written so far, in order.
+  const std::vector<std::string>& written() const { return written_; }
+
+ private:
+  std::filesystem::path dir_;
+  bool force_ = false;
+  std::vector<std::string> written_;
+};
+
+}  // namespace hf::dump

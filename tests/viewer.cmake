@@ -1,0 +1,37 @@
+# hotfuse-view (viewer/, docs/viewer.md).
+#
+# test_viewer_model (the data model's unit tests) links the model library, and the Graphviz
+# layout library when it was built (HF_VIEWER_HAVE_LAYOUT turns its tests on).
+#
+# viewer_screenshot renders the committed example dump headless (xvfb-run -a, Mesa software
+# OpenGL) to a PNG and checks it: the requested size, and many distinct colours in the graph
+# area. viewer_bad_dump checks that a missing / empty / malformed dump is reported on stderr
+# with a non-zero exit. Without xvfb-run (or python3) they are skipped, saying why, with
+# CTest's SKIP_RETURN_CODE 77; they are not registered at all when hotfuse-view is not built
+# (the configure step says so).
+if(TARGET test_viewer_model)
+  target_link_libraries(test_viewer_model PRIVATE hf_viewer_model)
+  if(TARGET hf_viewer_layout)
+    target_link_libraries(test_viewer_model PRIVATE hf_viewer_layout)
+    target_compile_definitions(test_viewer_model PRIVATE HF_VIEWER_HAVE_LAYOUT=1)
+  endif()
+endif()
+
+if(TARGET hotfuse-view)
+  # The dump the screenshot is taken of: the example dump the dump writer commits
+  # (traces/adam/) when it is there, else the viewer's own fixture.
+  set(HF_VIEWER_TEST_DUMP ${PROJECT_SOURCE_DIR}/tests/data/viewer/adam)
+  if(EXISTS ${PROJECT_SOURCE_DIR}/traces/adam/report.json)
+    set(HF_VIEWER_TEST_DUMP ${PROJECT_SOURCE_DIR}/traces/adam)
+  endif()
+  add_test(NAME viewer_screenshot
+           COMMAND sh ${PROJECT_SOURCE_DIR}/viewer/tools/screenshot_test.sh
+                   $<TARGET_FILE:hotfuse-view> ${HF_VIEWER_TEST_DUMP}
+                   ${CMAKE_CURRENT_BINARY_DIR}/viewer_screenshot)
+  add_test(NAME viewer_bad_dump
+           COMMAND sh ${PROJECT_SOURCE_DIR}/viewer/tools/bad_dump_test.sh
+                   $<TARGET_FILE:hotfuse-view> ${PROJECT_SOURCE_DIR}/tests/data/viewer
+                   ${CMAKE_CURRENT_BINARY_DIR}/viewer_bad_dump)
+  set_tests_properties(viewer_screenshot viewer_bad_dump PROPERTIES
+                       SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS viewer)
+endif()
