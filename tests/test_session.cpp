@@ -260,9 +260,9 @@ TEST(Session, SlowCompilerNeverStallsIterations) {
   // A compiler that takes as long as 5 iterations, however slow they are (ThreadSanitizer
   // makes them ~10x slower), with a time limit rather than a hang if the session stalls.
   std::atomic<int> ran{0};
-  const int start = o.warmup_iters + o.profile_iters;
   o.before_compile = [&](int) {
     auto t0 = std::chrono::steady_clock::now();
+    const int start = ran;
     while (ran < start + 5 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
   };

@@ -53,9 +53,11 @@ struct Options {
   int64_t expected_iters = 10000;
   bool sync_compile = false;
   double settle_timeout = 300;  // seconds
-  std::string dump;    // --dump DIR (docs/dumps.md)
-  bool force = false;  // --force: overwrite the dump's files in a non-empty DIR
+  std::string dump;             // --dump DIR (docs/dumps.md)
+  bool force = false;           // --force: overwrite the dump's files in a non-empty DIR
 };
+
+constexpr std::chrono::milliseconds kMinWarmup{200};
 
 struct Measured {
   double median_ms = 0;
@@ -77,7 +79,11 @@ std::vector<HostTensor> copies(std::span<const TensorView> views) {
 Measured measure(const Graph& g, Backend& backend, const std::vector<TensorView>& inputs,
                  const Options& o) {
   Executor exec(g, backend);
-  for (int i = 0; i < o.warmup; ++i) exec.run(inputs);
+  // --warmup iterations, and at least 0.2 s: the thread pool's workers may not run in
+  // parallel yet right after start-up (bench/RESULTS.md), which would skew every number.
+  auto w0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < o.warmup || std::chrono::steady_clock::now() - w0 < kMinWarmup; ++i)
+    exec.run(inputs);
   StepTimes times(exec.plan().steps().size(), o.iters);
   std::vector<double> iter_s;
   std::span<const TensorView> out;
@@ -267,8 +273,8 @@ int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
   if (dump_dir) {
     nlohmann::json report = session_report(session, {o.graph, o.iters});
     print_warnings(dump::write_session_dump(*dump_dir, session, report));
-    std::cout << "dump: " << dump_dir->written().size() << " files in "
-              << dump_dir->path().string() << "\n";
+    std::cout << "dump: " << dump_dir->written().size() << " files in " << dump_dir->path().string()
+              << "\n";
   }
   return 0;
 }
@@ -338,12 +344,13 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{"hotfuse-run: run a graph on random inputs, profile every operator, fuse"};
-  app.add_option("GRAPH", o.graph, "graph file: native JSON (docs/graph-format.md) or ONNX, *.onnx (docs/onnx.md)")
+  app.add_option("GRAPH", o.graph,
+                 "graph file: native JSON (docs/graph-format.md) or ONNX, *.onnx (docs/onnx.md)")
       ->required();
   app.add_option("--iters", o.iters, "timed iterations (adaptive: once settled)")
       ->check(CLI::Range(1, 1000000000))
       ->capture_default_str();
-  app.add_option("--warmup", o.warmup, "untimed iterations first")
+  app.add_option("--warmup", o.warmup, "untimed iterations first (and at least 0.2 s)")
       ->check(CLI::Range(0, 1000000000))
       ->capture_default_str();
   app.add_option("--backend", o.backend, "where to run: auto picks cuda when a GPU is present")
@@ -379,10 +386,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
   app.add_option("--report", o.report, "write a JSON summary (docs/report.md) to this file");
-  CLI::Option* dump_opt = app.add_option("--dump", o.dump,
-                 "write before/after Graphviz graphs (.dot, .svg), trace.json (Perfetto), "
-                 "report.json and the kernels' sources to this directory (docs/dumps.md); "
-                 "a non-empty directory is refused without --force");
+  CLI::Option* dump_opt =
+      app.add_option("--dump", o.dump,
+                     "write before/after Graphviz graphs (.dot, .svg), trace.json (Perfetto), "
+                     "report.json and the kernels' sources to this directory (docs/dumps.md); "
+                     "a non-empty directory is refused without --force");
   app.add_flag("--force", o.force,
                "--dump: write into a non-empty directory, replacing only the dump's own files")
       ->needs(dump_opt);

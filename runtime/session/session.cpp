@@ -107,7 +107,8 @@ Session::Session(const Graph& g, cpu::CpuBackend& backend, fusion::CpuKernelCach
   kernels_before_ = current_->steps();
   peak_bytes_before_ = current_->exec->plan().buffer_bytes();
   worker_ = std::make_unique<CompileWorker>(cache_, options_.before_compile);
-  phase_ = options_.warmup_iters > 0 ? Phase::Warmup : Phase::Profiling;
+  phase_ =
+      options_.warmup_iters > 0 || options_.warmup_min_s > 0 ? Phase::Warmup : Phase::Profiling;
 }
 
 Session::~Session() = default;
@@ -241,7 +242,9 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
   };
   switch (ran) {
     case Phase::Warmup:
-      if (phase_iters_ >= options_.warmup_iters) enter(Phase::Profiling);
+      if (phase_iters_ >= options_.warmup_iters &&
+          since_start(Clock::now()) >= options_.warmup_min_s)
+        enter(Phase::Profiling);
       break;
     case Phase::Profiling:
       if (phase_iters_ >= std::max(1, options_.profile_iters)) {

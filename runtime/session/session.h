@@ -40,7 +40,10 @@ enum class Phase { Warmup, Profiling, Compiling, Validating, Reprofiling, Steady
 std::string_view phase_name(Phase p);
 
 struct SessionOptions {
-  int warmup_iters = 1;       // unfused, untimed: page faults and cold caches
+  int warmup_iters = 1;  // unfused, untimed: page faults and cold caches
+  // ...and at least this long: for ~0.1 s after start-up the thread pool's workers may
+  // not run in parallel yet (bench/RESULTS.md), which would skew the profile.
+  double warmup_min_s = 0.2;
   int profile_iters = 10;     // unfused iterations profiled before selecting
   int reprofile_iters = 5;    // fused iterations timed after a swap
   bool sync_compile = false;  // wait for compiles (deterministic tests and benchmarks)
