@@ -11,25 +11,12 @@
 #include <sstream>
 
 #include "runtime/ir/error.h"
+#include "tests/support/scoped_env.h"
 
 namespace hf::fusion {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Sets (or, with nullptr, unsets) an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    value ? ::setenv(name, value, 1) : ::unsetenv(name);
-  }
-  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // A private scratch directory for one test, removed afterwards.
 class WorkdirTest : public ::testing::Test {
@@ -48,13 +35,6 @@ class WorkdirTest : public ::testing::Test {
   ScopedEnv no_dir_{"MGB_JIT_WORKDIR", nullptr};
   ScopedEnv no_keep_{"MGB_JIT_KEEP_INTERM", nullptr};
 };
-
-std::string read(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 unsigned mode_of(const fs::path& p) {
   struct stat st;
