@@ -53,16 +53,21 @@ int CpuKernelCache::compiles() const {
   return compiles_;
 }
 
+// The key names the code, not where it came from: the origin comment is left out so the
+// same kernel from two graphs is one entry.
+std::string CpuKernelCache::disk_key(const KernelSpec& spec) {
+  return DiskCache::make_key(
+      {generate_cpp(spec, kernel_name(spec), ""), "cpu", host_cache_identity()});
+}
+
 bool CpuKernelCache::cached(const KernelSpec& spec) const {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (loaded_.count(spec.hash())) return true;
   }
   if (!disk_) return false;
-  std::string key = DiskCache::make_key(
-      {generate_cpp(spec, kernel_name(spec), ""), "cpu", host_cache_identity()});
   std::error_code ec;
-  return std::filesystem::is_regular_file(disk_->entry_path(key), ec);
+  return std::filesystem::is_regular_file(disk_->entry_path(disk_key(spec)), ec);
 }
 
 CompileOutcome CpuKernelCache::ensure(const KernelSpec& spec, const std::string& origin) {
@@ -85,11 +90,9 @@ CompileOutcome CpuKernelCache::ensure(const KernelSpec& spec, const std::string&
     loaded_.emplace(hash, l);
   };
 
-  // The key names the code, not where it came from: the origin comment is left out so the
-  // same kernel from two graphs is one entry.
   std::string key;
   if (disk_) {
-    key = DiskCache::make_key({generate_cpp(spec, name, ""), "cpu", host_cache_identity()});
+    key = disk_key(spec);
     if (auto bytes = disk_->get(key)) {
       try {
         load(workdir_->write_file(name + ".so", *bytes));

@@ -49,6 +49,7 @@ class CpuKernelCache {
   Workdir& workdir() { return *workdir_; }
 
  private:
+  static std::string disk_key(const KernelSpec& spec);
   struct Loaded {
     std::shared_ptr<HostLibrary> library;
     HostKernelFn fn = nullptr;

@@ -1,6 +1,7 @@
-// Runs a program without a shell, private to fusion/. The compiler's path and arguments
-// come from the environment and from generated file names, so they are passed as an argv
-// vector to posix_spawnp: no quoting, no word splitting, nothing a shell could interpret.
+// Runs a program without a shell (the host compiler; dump/ renders SVGs with `dot`). The
+// compiler's path and arguments come from the environment and from generated file names,
+// so they are passed as an argv vector to posix_spawnp: no quoting, no word splitting,
+// nothing a shell could interpret.
 #pragma once
 #include <chrono>
 #include <cstddef>

@@ -14,7 +14,7 @@ json ms_or_null(double s) {
   return s >= 0 ? json(s * 1e3) : json(nullptr);
 }
 
-json op_json(const Graph& g, const OpRecord& o) {
+json op_json(const OpRecord& o) {
   return {{"node", o.name},
           {"node_id", o.node},
           {"op", o.op},
@@ -85,8 +85,8 @@ json session_report(const Session& s, const ReportContext& ctx) {
   summary["iterations_listed"] = iterations.size();
 
   json ops = json::array(), ops_after = json::array();
-  for (const OpRecord& o : s.unfused_ops()) ops.push_back(op_json(g, o));
-  for (const OpRecord& o : s.fused_ops()) ops_after.push_back(op_json(g, o));
+  for (const OpRecord& o : s.unfused_ops()) ops.push_back(op_json(o));
+  for (const OpRecord& o : s.fused_ops()) ops_after.push_back(op_json(o));
 
   json regions = json::array();
   for (const RegionRecord& r : s.regions()) {
