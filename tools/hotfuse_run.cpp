@@ -32,6 +32,7 @@
 #include "runtime/session/fuse_graph.h"
 #include "runtime/session/fusing_cuda_backend.h"
 #if HF_HAVE_CUDA_BACKEND
+#include "profiler/cupti_profile.h"
 #include "runtime/cuda/copy_probe.h"
 #endif
 #include "runtime/session/fusing_backend.h"
@@ -303,6 +304,27 @@ struct DeviceInputs {
   }
 };
 
+// Device time per op from CUPTI, and the cost of recording it; without CUPTI one warning
+// (the tables above are then the only timing: each step synchronised and wall-clocked).
+void print_cupti_profile(const Graph& g, Backend& b, const std::vector<TensorView>& in,
+                         const Options& o, const char* what) {
+  static bool warned = false;
+  cuda::CuptiProfile p = cuda::profile_with_cupti(g, b, in, o.iters);
+  if (!p.ok) {
+    if (!warned)
+      std::cerr << "hotfuse-run: CUPTI unavailable (" << p.why_not
+                << "); op times are synchronised wall-clock times\n";
+    warned = true;
+    return;
+  }
+  std::cout << "\n"
+            << what << ", device time per op (CUPTI, " << p.records << " records, "
+            << p.uncorrelated << " without a node, " << p.dropped << " dropped; profiling overhead "
+            << 100 * p.overhead() << "%: " << p.plain_ms << " -> " << p.traced_ms
+            << " ms per iteration):\n";
+  print_op_table(std::cout, p.rows);
+}
+
 // --backend cuda (or auto on a GPU machine) with --fusion off|static|all: the unfused run
 // on the CUDA backend, then the fused graph with NVRTC kernels, checked against it.
 int run_cuda(const Options& o, const Graph& g, cuda::CudaBackend& gpu, fusion::FusionLevel level,
@@ -317,6 +339,7 @@ int run_cuda(const Options& o, const Graph& g, cuda::CudaBackend& gpu, fusion::F
   std::cout << "\nunfused: " << before.kernels << " kernels, median " << before.median_ms
             << " ms per iteration\n";
   print_op_table(std::cout, before.rows);
+  print_cupti_profile(g, gpu, in.views, o, "unfused");
   if (level == fusion::FusionLevel::Off) {
     if (!o.report.empty()) write_report(o.report, g, o, before, nullptr, nullptr);
     dump_fusion(dir, g, o, before, nullptr, nullptr);
@@ -332,6 +355,7 @@ int run_cuda(const Options& o, const Graph& g, cuda::CudaBackend& gpu, fusion::F
   std::cout << "\nfused (--fusion " << o.fusion << "): " << after.kernels << " kernels, median "
             << after.median_ms << " ms per iteration\n";
   print_op_table(std::cout, after.rows);
+  print_cupti_profile(fused.graph, fusing, in.views, o, "fused");
   double worst = check_outputs(g, before.outputs, after.outputs);
   std::cout << "\nkernels " << before.kernels << " -> " << after.kernels << "; " << before.median_ms
             << " ms -> " << after.median_ms << " ms per iteration ("
