@@ -80,8 +80,10 @@ TEST(FusionE2E, StreamedOutputsMatchUnfused) {
   const std::string n = std::to_string((1 << 23) + 37);
   Graph g = parse_graph_json(
       R"({"format": "hotfuse-graph", "version": 1, "name": "big", "inputs": [
-        {"name": "a", "dtype": "f32", "shape": [)" + n + R"(]},
-        {"name": "b", "dtype": "f32", "shape": [)" + n + R"(]}],
+        {"name": "a", "dtype": "f32", "shape": [)" +
+          n + R"(]},
+        {"name": "b", "dtype": "f32", "shape": [)" +
+          n + R"(]}],
        "nodes": [
         {"name": "p", "op": "Elemwise", "mode": "MUL", "inputs": ["a", "b"], "outputs": ["p"]},
         {"name": "q", "op": "Elemwise", "mode": "ADD", "inputs": ["p", "a"], "outputs": ["q"]},

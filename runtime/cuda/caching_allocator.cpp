@@ -8,8 +8,8 @@ size_t CachingAllocator::bucket(size_t bytes) {
   if (bytes == 0) bytes = 1;
   constexpr size_t kSmall = 512, kLarge = size_t(1) << 20;
   if (bytes < kLarge) return (bytes + kSmall - 1) / kSmall * kSmall;
-  size_t pow2 = kLarge;
-  while (pow2 < bytes) pow2 <<= 1;
+  size_t pow2 = kLarge;  // the largest power of two <= bytes: at most 1/8 is wasted
+  while (pow2 <= bytes / 2) pow2 <<= 1;
   size_t step = pow2 / 8;
   return (bytes + step - 1) / step * step;
 }

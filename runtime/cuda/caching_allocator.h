@@ -1,7 +1,7 @@
 // Device memory for plans: cudaMalloc only on a miss, freed blocks kept for reuse.
 //
-// Sizes are rounded up to a bucket (512 B granularity below 1 MiB, then 1/8 of the next
-// power of two), so a plan rebuilt with the same shapes (a re-plan after fusion, another
+// Sizes are rounded up to a bucket (512 B granularity below 1 MiB, then 1/8 of the power of
+// two below), so a plan rebuilt with the same shapes (a re-plan after fusion, another
 // Executor on the same graph) gets its blocks back without calling cudaMalloc. Blocks go
 // back to the driver only in release_all() and the destructor. Thread-safe.
 #pragma once
