@@ -346,6 +346,9 @@ int run_cuda(const Options& o, const Graph& g, cuda::CudaBackend& gpu, fusion::F
     dump_fusion(dir, g, o, before, nullptr, nullptr);
     return 0;
   }
+  if (fusion::jit_backend_from_env() == "CPU")  // a bad value throws
+    std::cerr << "hotfuse-run: MGB_JIT_BACKEND=CPU needs the CPU backend; this run is on CUDA, "
+                 "so kernels are generated for NVRTC\n";
   CudaKernelCache cache(dev.device, dev.arch, CudaKernelCache::default_disk());
   FusionResult fused = fuse_graph(g, level, [&cache](const auto& spec, const auto& origin) {
     return cache.ensure(spec, origin);
