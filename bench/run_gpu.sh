@@ -7,8 +7,10 @@
 #      time when CUPTI works, else the synchronised per-step wall time) as a fraction of
 #      the device-to-device copy bandwidth hotfuse-run measures in the same run.
 # Usage: bash bench/run_gpu.sh [ITERS]     (outputs under build/gpu-bench/)
-# Never run yet: written without a GPU. Every step prints what it runs; the first failure
-# stops the script with its output kept in build/gpu-bench/.
+# Never run yet: written without a GPU. Every step prints what it runs; a failing build
+# stops the script, failing tests or examples are reported (exit code 1 at the end), their
+# output kept in build/gpu-bench/.
+# Needs the build dependencies installed (tools/install-deps.sh) and the CUDA toolkit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 iters=${1:-50}
@@ -23,18 +25,25 @@ echo "build: $(( $(date +%s) - t0 )) s"
 [ -f build/libhf_cuda.a ] || { echo "run_gpu.sh: this build has no CUDA backend (toolkit not found?)"; exit 2; }
 mkdir -p "$out"
 echo "== test suite"
-ctest --test-dir build -j "$(nproc)" --output-on-failure 2>&1 | tee "$out/ctest.log" | tail -25
+# A failing test is reported, and the benchmarks still run.
+ctest --test-dir build -j "$(nproc)" --output-on-failure > "$out/ctest.log" 2>&1 ||
+  echo "ctest: some tests FAILED (full log: $out/ctest.log)"
+tail -25 "$out/ctest.log"
 echo "== CUDA tests in detail"
-build/tests/test_cuda_backend 2>&1 | tee "$out/test_cuda_backend.log" | grep -E '^\[ *(OK|FAILED|SKIPPED) |CUPTI overhead'
+build/tests/test_cuda_backend > "$out/test_cuda_backend.log" 2>&1 ||
+  echo "test_cuda_backend: FAILED (full log: $out/test_cuda_backend.log)"
+grep -E '^\[ *(OK|FAILED|SKIPPED) |CUPTI overhead' "$out/test_cuda_backend.log" || true
 
 echo "== examples (iters $iters)"
+failed=0
 for g in traces/graphs/*.json; do
   name=$(basename "$g" .json)
   for level in off all; do
     echo "+ hotfuse-run $g --backend cuda --fusion $level --iters $iters --warmup 10"
+    rm -f "$out/$name.$level.json"
     build/hotfuse-run "$g" --backend cuda --fusion "$level" --iters "$iters" --warmup 10 \
       --report "$out/$name.$level.json" > "$out/$name.$level.txt" 2>&1 ||
-      { echo "FAILED: see $out/$name.$level.txt"; tail -5 "$out/$name.$level.txt"; exit 1; }
+      { echo "FAILED: see $out/$name.$level.txt"; tail -5 "$out/$name.$level.txt"; failed=1; }
   done
 done
 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 > "$out/device.txt" || true
@@ -48,14 +57,19 @@ print("|---|---|---|---|---|---|---|---|")
 for path in sorted(glob.glob(os.path.join(out, "*.all.txt"))):
     name = os.path.basename(path)[:-len(".all.txt")]
     text = open(path).read()
+    if not os.path.exists(os.path.join(out, name + ".all.json")):
+        print(f"| {name} | FAILED: see {path} |||||||")
+        continue
     rep = json.load(open(os.path.join(out, name + ".all.json")))
     s = rep["summary"]
     m = re.search(r"device-to-device copy: ([0-9.e+]+) GB/s", text)
     copy = float(m.group(1)) if m else float("nan")
-    # Fused rows of the CUPTI table (device time), else of report.json's ops (wall time).
-    gbps, source = [], "CUPTI"
-    section = text.split("fused, device time per op (CUPTI")
+    # Fused rows of the device-time table (CUPTI or CUDA events), else of report.json's
+    # ops (synchronised wall time per step).
+    gbps, source = [], ""
+    section = text.split("fused, device time per op (")
     if len(section) > 1:
+        source = "CUPTI" if section[1].startswith("CUPTI") else "CUDA events"
         for line in section[1].split("sum of ops")[0].splitlines()[2:]:
             f = line.split()
             if len(f) > 3 and f[2] == "Fused":
@@ -71,3 +85,4 @@ for path in sorted(glob.glob(os.path.join(out, "*.all.txt"))):
     print(f"| {name} | {s['unfused_ms']:.4f} | {fused if fused is None else f'{fused:.4f}'} | "
           f"{speed if speed is None else f'{speed:.2f}x'} | {kern} | {copy:.0f} | {g} ({source}) | {frac} |")
 PY
+exit $failed
