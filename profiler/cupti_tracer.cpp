@@ -147,9 +147,14 @@ std::unique_ptr<CuptiTracer> CuptiTracer::create(std::string* why) {
   if (version < CUPTI_API_VERSION)
     return fail("libcupti API version " + std::to_string(version) + " is older than the " +
                 std::to_string(CUPTI_API_VERSION) + " this build expects");
-  if (CUptiResult r = api->register_callbacks(buffer_requested, buffer_completed);
-      r != CUPTI_SUCCESS)
-    return fail("cuptiActivityRegisterCallbacks: " + api->error(r));
+  // The callbacks are the same functions for every tracer: registered once per process.
+  static bool registered = false;
+  if (!registered) {
+    if (CUptiResult r = api->register_callbacks(buffer_requested, buffer_completed);
+        r != CUPTI_SUCCESS)
+      return fail("cuptiActivityRegisterCallbacks: " + api->error(r));
+    registered = true;
+  }
   for (CUpti_ActivityKind k : kKinds)
     if (CUptiResult r = api->enable(k); r != CUPTI_SUCCESS) {
       for (CUpti_ActivityKind d : kKinds) api->disable(d);
