@@ -347,6 +347,16 @@ TEST(CudaOps, UnsupportedShapeNamesTheNode) {
   }
 }
 
+TEST(CudaOps, IterationsAndReplansAllocateNothing) {
+  REQUIRE_CUDA_DEVICE();
+  Graph g = example("adam");
+  std::vector<HostTensor> in = random_inputs(g, 2);
+  run_on_device(g, gpu(), in, 1);  // plans, runs, frees into the cache
+  const size_t before = gpu().allocator().malloc_calls();
+  run_on_device(g, gpu(), in, 5);  // the same sizes again: every block from the cache
+  EXPECT_EQ(gpu().allocator().malloc_calls(), before);
+}
+
 // Fused (NVRTC) against unfused (AOT) on the device, two iterations each.
 FusionResult expect_fused_matches_unfused_on_cuda(const Graph& g, CudaKernelCache& cache,
                                                   uint64_t seed = 3) {
