@@ -323,8 +323,10 @@ void print_row_stages(SourcePrinter& p, const KernelSpec& s, const SpecInfo& inf
     p.blank();
     print_at(p, ph.spec, infos.back());
   }
-  p.blank();
-  print_fits32(p, s, info);
+  if (info.walk) {  // print_reduce_entry calls it only then
+    p.blank();
+    print_fits32(p, s, info);
+  }
   p.blank();
   std::vector<std::string> params = {"const Params& p"};
   for (const std::string& x : scalar_names(s, info, true)) params.push_back(x);
