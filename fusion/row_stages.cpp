@@ -21,10 +21,6 @@ int expr_arity(const SpecExpr& e) {
 
 namespace {
 
-int arity(const SpecExpr& e) {
-  return expr_arity(e);
-}
-
 // Same for every element of a row without being a row value: literals and scalar inputs.
 bool row_constant(const KernelSpec& s, int i) {
   const SpecExpr& e = s.exprs[static_cast<size_t>(i)];
@@ -48,7 +44,7 @@ RowPhase make_phase(const KernelSpec& s, const std::vector<bool>& row_value, int
   for (int i = static_cast<int>(s.exprs.size()) - 1; i >= 0; --i) {
     const SpecExpr& e = s.exprs[static_cast<size_t>(i)];
     if (!need[static_cast<size_t>(i)] || row_value[static_cast<size_t>(i)]) continue;
-    for (int j = 0; j < arity(e); ++j) need[static_cast<size_t>(e.args[j])] = true;
+    for (int j = 0; j < expr_arity(e); ++j) need[static_cast<size_t>(e.args[j])] = true;
   }
   for (size_t i = 0; i < s.exprs.size(); ++i) {
     SpecExpr e = s.exprs[i];
@@ -98,7 +94,7 @@ RowStagePlan plan_row_stages(const KernelSpec& s, const std::vector<bool>& live)
     }
     if (e.kind == ExprKind::Input || e.kind == ExprKind::Literal) continue;
     bool any = false, all = true;
-    for (int j = 0; j < arity(e); ++j) {
+    for (int j = 0; j < expr_arity(e); ++j) {
       const int a = e.args[j];
       any |= plan.row_value[static_cast<size_t>(a)];
       all &= plan.row_value[static_cast<size_t>(a)] || row_constant(s, a);
@@ -114,7 +110,7 @@ RowStagePlan plan_row_stages(const KernelSpec& s, const std::vector<bool>& live)
   for (size_t i = 0; i < n; ++i) {
     const SpecExpr& e = s.exprs[i];
     if (!plan.row_value[i] || !live[i] || e.kind == ExprKind::RowReduce) continue;
-    for (int j = 0; j < arity(e); ++j)
+    for (int j = 0; j < expr_arity(e); ++j)
       if (row_constant(s, e.args[j])) constant[static_cast<size_t>(e.args[j])] = true;
     plan.row_exprs_before[static_cast<size_t>(stage[i])].push_back(static_cast<int>(i));
   }
