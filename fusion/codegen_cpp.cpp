@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <set>
 #include <stdexcept>
 
@@ -520,6 +521,28 @@ void print_eval(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
   }
 }
 
+void print_row_input_loads(SourcePrinter& p, const KernelSpec& s, const std::vector<int>& inputs,
+                           const std::string& shape,
+                           const std::function<std::string(int, int)>& stride,
+                           const std::function<std::string(int)>& pointer) {
+  if (inputs.empty()) return;
+  p.line("// The row's index over the axes before the row, for inputs read once per row.");
+  p.line("long long rest = row;");
+  for (int d = s.row_axis - 1; d >= 0; --d) {
+    p.line("const long long ri", d, " = ", d == 0 ? "rest" : "rest % " + shape + "[" + num(d) + "]",
+           ";");
+    if (d > 0) p.line("rest /= ", shape, "[", d, "];");
+  }
+  for (int k : inputs) {
+    std::vector<std::string> terms;
+    for (int d = 0; d < s.row_axis; ++d)
+      if (!((s.inputs[static_cast<size_t>(k)].broadcast_mask >> d) & 1u))
+        terms.push_back("ri" + num(d) + " * " + stride(k, d));
+    p.line("const ", storage_type(s.inputs[static_cast<size_t>(k)].dtype), " x", k, " = ",
+           pointer(k), "[", terms.empty() ? "0" : join(terms, " + "), "];");
+  }
+}
+
 void print_row_value(SourcePrinter& p, const KernelSpec& s, int i) {
   const SpecExpr& e = s.exprs[static_cast<size_t>(i)];
   const std::string raw = unrounded_value(s, i);
@@ -812,6 +835,17 @@ void print_row_kernel(SourcePrinter& p, const UnitKernel& k, const SpecInfo& inf
   p.line("alignas(64) float red[::hf::fusion::gen::kReduceLeaf];");
   auto rows = p.block("for (::hf::i64 row = (begin + len - 1) / len; row * len < end; ++row)");
   p.line("const ::hf::i64 base = row * len;");
+  print_row_input_loads(
+      p, s, plan.row_inputs, "args->shape",
+      [](int k, int d) {
+        return "args->in_strides[" + k_(static_cast<size_t>(k)) + "][" +
+               k_(static_cast<size_t>(d)) + "]";
+      },
+      [&](int k) {
+        return std::string("static_cast<const ") +
+               storage_type(s.inputs[static_cast<size_t>(k)].dtype) + "*>(args->in[" +
+               k_(static_cast<size_t>(k)) + "])";
+      });
   for (size_t j = 0; j < plan.phases.size(); ++j) {
     const RowPhase& ph = plan.phases[j];
     for (int i : plan.row_exprs_before[j]) print_row_value(p, s, i);

@@ -338,6 +338,12 @@ void print_row_stages(SourcePrinter& p, const KernelSpec& s, const SpecInfo& inf
   p.line("if (len <= 0) return;");
   for (int c : plan.row_constants) print_row_value(p, s, c);
   auto rows = p.block("for (long long row = blockIdx.x; row < p.numel / len; row += gridDim.x)");
+  print_row_input_loads(
+      p, s, plan.row_inputs, "p.shape",
+      [](int k, int d) {
+        return "p.in" + std::to_string(k) + "_strides[" + std::to_string(d) + "]";
+      },
+      [](int k) { return "p.in" + std::to_string(k); });
   for (size_t j = 0; j < plan.phases.size(); ++j) {
     const RowPhase& ph = plan.phases[j];
     for (int i : plan.row_exprs_before[j]) print_row_value(p, s, i);

@@ -28,6 +28,18 @@ bool row_constant(const KernelSpec& s, int i) {
          (e.kind == ExprKind::Input && s.inputs[static_cast<size_t>(e.input)].scalar);
 }
 
+// An input read once per row: broadcast along every row axis (a per-row statistic computed
+// outside the kernel, read through a [rows, 1] view).
+bool row_input(const KernelSpec& s, int i) {
+  const SpecExpr& e = s.exprs[static_cast<size_t>(i)];
+  if (e.kind != ExprKind::Input) return false;
+  const SpecInput& in = s.inputs[static_cast<size_t>(e.input)];
+  if (in.scalar || in.dense) return false;
+  for (int d = s.row_axis; d < s.rank; ++d)
+    if (!((in.broadcast_mask >> d) & 1u)) return false;
+  return true;
+}
+
 RowPhase make_phase(const KernelSpec& s, const std::vector<bool>& row_value, int row_reduce) {
   RowPhase ph;
   ph.row_reduce = row_reduce;
@@ -90,6 +102,13 @@ RowStagePlan plan_row_stages(const KernelSpec& s, const std::vector<bool>& live)
       plan.row_value[i] = true;
       reduces.push_back(static_cast<int>(i));
       stage[i] = static_cast<int>(reduces.size());
+      continue;
+    }
+    if (e.kind == ExprKind::Input && live[i] && row_input(s, static_cast<int>(i))) {
+      plan.row_value[i] = true;  // stage 0: loaded at the start of the row
+      if (std::find(plan.row_inputs.begin(), plan.row_inputs.end(), e.input) ==
+          plan.row_inputs.end())
+        plan.row_inputs.push_back(e.input);
       continue;
     }
     if (e.kind == ExprKind::Input || e.kind == ExprKind::Literal) continue;

@@ -8,8 +8,9 @@
 //             ...
 //             final     elements -> the outputs
 //
-// A row value (a RowReduce, or an expression whose arguments are row values, literals and
-// scalar inputs, at least one a row value) enters a phase as an extra scalar input, so the
+// A row value (a RowReduce, an input broadcast along the row axes, or an expression whose
+// arguments are row values, literals and scalar inputs, at least one a row value) is
+// computed once per row and enters a phase as an extra scalar input, so the
 // phase specs have no RowReduce and each is a valid one-pass spec over the full iteration
 // space (a reducing phase has a trailing reduce over the row axes).
 #pragma once
@@ -40,6 +41,9 @@ struct RowStagePlan {
   std::vector<std::vector<int>> row_exprs_before;
   // The literals and scalar-input expressions those read (the same for every row).
   std::vector<int> row_constants;
+  // Inputs broadcast along every row axis: loaded once per row (as x<k>, at the row's
+  // offset) before row_exprs_before[0], where their Input expressions are row values.
+  std::vector<int> row_inputs;
 };
 
 // `live`: per expression, whether it reaches an output (codegen_detail::analyse). The spec

@@ -263,6 +263,15 @@ std::vector<Case> row_stage_cases() {
     c.out(c.ew(Mode::TRUE_DIV, {e, c.row_reduce(ReduceMode::SUM, e, 1)}));
     cases.push_back(c);
   }
+  {  // a per-row statistic from outside ([rows, 1]): read once per row, per-row math on it
+    Case c = make_case("rows_outside_stat", {6, 50});
+    const int x = c.dense(F), v = c.strided(F, {1, 0}, {0.1, 2});
+    const int rstd = c.powc(c.ew(Mode::ADD, {v, c.lit(1e-5, F)}), -0.5);
+    const int centred = c.ew(Mode::SUB, {x, c.row_reduce(ReduceMode::MEAN, x, 1)});
+    c.out(c.ew(Mode::MUL, {centred, rstd}));
+    c.out(c.ew(Mode::MUL, {x, v}));
+    cases.push_back(c);
+  }
   {  // rows of [3, 40]: the scaled root mean square, a per-column strided input
     Case c = make_case("rows_rank3", {2, 3, 40});
     const int x = c.dense(F), k = c.scalar(F, {0.5, 2}), t = c.strided(F, {0, 40, 1});
