@@ -10,6 +10,8 @@
 //   }
 //   extern "C" <name>      range(begin, end), or per row: a pairwise tree of range + leaf
 //                          reductions, then the reduced outputs
+// A row-stage spec (KernelSpec::row_axis) has one such namespace per phase (s0, s1, ...,
+// fusion/row_stages.h) and an entry that runs the phases row by row.
 #include "fusion/codegen_cpp.h"
 
 #include <cmath>

@@ -5,6 +5,8 @@
 //   strided    grid-stride over elements, the N-d index unravelled per element in int
 //              arithmetic when every offset fits (fits32), else in long long
 //   reduce     a warp per short row, a block per long row; shuffles + shared memory
+//   row stages a block per row; per phase (fusion/row_stages.h) an at() and a block
+//              reduction every thread receives, the per-row math in every thread
 #include "fusion/codegen_cuda.h"
 
 #include <algorithm>
