@@ -27,11 +27,14 @@
 #include "runtime/io/graph_json.h"
 #include "runtime/io/onnx_import.h"
 #include "runtime/io/random_inputs.h"
+#include "runtime/io/test_data.h"
 #include "runtime/ir/error.h"
 #include "runtime/session/fuse_graph.h"
 #include "runtime/session/fusing_backend.h"
 #include "runtime/session/session.h"
 #include "runtime/session/session_report.h"
+#include "tools/check_mode.h"
+#include "tools/output_files.h"
 
 namespace {
 
@@ -55,6 +58,11 @@ struct Options {
   double settle_timeout = 300;  // seconds
   std::string dump;             // --dump DIR (docs/dumps.md)
   bool force = false;           // --force: overwrite the dump's files in a non-empty DIR
+  // TensorProto files (docs/onnx.md)
+  std::string check;  // --check DIR: run DIR's test data sets, compare the outputs
+  double atol = 1e-3, rtol = 1e-3;
+  std::string inputs;        // --inputs DIR: input_*.pb instead of random inputs
+  std::string save_outputs;  // --save-outputs DIR: output_*.pb
 };
 
 constexpr std::chrono::milliseconds kMinWarmup{200};
@@ -194,12 +202,7 @@ std::vector<OpRow> rows_of(const std::vector<OpRecord>& ops) {
   return rows;
 }
 
-int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
-                 const std::vector<TensorView>& views, dump::DumpDir* dump_dir) {
-  fusion::CpuKernelCache& cache = fusion::CpuKernelCache::process();
-  MachinePeak machine = probe_machine(cpu_backend.pool(), fusion::DiskCache::default_dir());
-  std::printf("machine: %.1f GB/s, %.0f GFLOP/s, %.1f us per launch (%s)\n", machine.bandwidth_gbps,
-              machine.gflops, machine.launch_us, machine.source.c_str());
+SessionOptions session_options(const Options& o) {
   SessionOptions so;
   so.warmup_iters = o.warmup;
   so.profile_iters = o.profile_iters;
@@ -207,6 +210,17 @@ int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
   so.sync_compile = o.sync_compile;
   so.select.min_share = o.min_saving / 100;
   so.select.expected_iters = o.expected_iters;
+  return so;
+}
+
+int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
+                 const std::vector<TensorView>& views, dump::DumpDir* dump_dir,
+                 dump::DumpDir* save_dir) {
+  fusion::CpuKernelCache& cache = fusion::CpuKernelCache::process();
+  MachinePeak machine = probe_machine(cpu_backend.pool(), fusion::DiskCache::default_dir());
+  std::printf("machine: %.1f GB/s, %.0f GFLOP/s, %.1f us per launch (%s)\n", machine.bandwidth_gbps,
+              machine.gflops, machine.launch_us, machine.source.c_str());
+  SessionOptions so = session_options(o);
   so.trace = dump_dir != nullptr;  // trace.json
   so.trace_max_steps = 200000;
   Session session(g, cpu_backend, cache, machine, so);
@@ -234,6 +248,7 @@ int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
     print_events();
   }
   std::vector<HostTensor> fused = copies(out);
+  if (save_dir) save_outputs(*save_dir, g, fused);
 
   std::cout << "\nunfused profile (" << o.profile_iters << " iterations):\n";
   std::vector<OpRow> rows = rows_of(session.unfused_ops());
@@ -279,7 +294,20 @@ int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
   return 0;
 }
 
+int check(const Options& o) {
+  CheckOptions c;
+  c.dir = o.check;
+  c.atol = o.atol;
+  c.rtol = o.rtol;
+  c.fusion = o.fusion;
+  c.threads = o.threads;
+  c.session = session_options(o);
+  c.settle_timeout = o.settle_timeout;
+  return run_check(c);
+}
+
 int run(const Options& o) {
+  if (!o.check.empty()) return check(o);
   if (o.backend == "cuda")
     throw Error("--backend cuda: this build has no CUDA backend; use --backend cpu or auto");
   auto level = fusion::parse_fusion_level(o.fusion == "adaptive" ? "all" : o.fusion);
@@ -288,12 +316,15 @@ int run(const Options& o) {
   std::optional<dump::DumpDir> dump_dir;
   if (!o.dump.empty()) dump_dir.emplace(o.dump, o.force);
   dump::DumpDir* dir = dump_dir ? &*dump_dir : nullptr;
+  std::optional<dump::DumpDir> save_dir;
+  if (!o.save_outputs.empty()) save_dir.emplace(save_outputs_dir(o.save_outputs, o.force));
   cpu::ThreadPool pool(o.threads);
   cpu::CpuBackend cpu_backend(&pool);
   if (o.backend == "auto")
     std::cout << "backend auto: using cpu (this build has no CUDA backend)\n";
 
-  std::vector<HostTensor> inputs = random_inputs(g, o.seed);
+  std::vector<HostTensor> inputs =
+      o.inputs.empty() ? random_inputs(g, o.seed) : read_graph_inputs(g, o.inputs);
   std::vector<TensorView> views;
   for (const HostTensor& t : inputs) views.push_back(t.view());
   if (o.fusion != "off" && fusion::jit_backend_from_env() == "NVRTC")  // a bad value throws
@@ -302,7 +333,7 @@ int run(const Options& o) {
   if (o.fusion == "adaptive") {
     std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count()
               << " nodes; cpu, " << pool.size() << " threads; adaptive fusion\n";
-    return run_adaptive(o, g, cpu_backend, views, dir);
+    return run_adaptive(o, g, cpu_backend, views, dir, save_dir ? &*save_dir : nullptr);
   }
 
   std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count()
@@ -314,6 +345,7 @@ int run(const Options& o) {
   print_op_table(std::cout, before.rows);
 
   if (*level == fusion::FusionLevel::Off) {
+    if (save_dir) save_outputs(*save_dir, g, before.outputs);
     if (!o.report.empty()) write_report(o.report, g, o, before, nullptr, nullptr);
     dump_fusion(dir, g, o, before, nullptr, nullptr);
     return 0;
@@ -334,9 +366,37 @@ int run(const Options& o) {
             << " ms (" << fused.compiled << " compiled, " << fused.cache_hits
             << " from cache); outputs match unfused (worst element within " << worst
             << " of its tolerance)\n";
+  if (save_dir) save_outputs(*save_dir, g, after.outputs);
   if (!o.report.empty()) write_report(o.report, g, o, before, &after, &fused);
   dump_fusion(dir, g, o, before, &after, &fused);
   return 0;
+}
+
+// --check, --atol, --rtol, --inputs, --save-outputs (TensorProto files, docs/onnx.md).
+void add_tensor_file_options(CLI::App& app, Options& o) {
+  CLI::Option* check =
+      app.add_option("--check", o.check,
+                     "run DIR/model.onnx on DIR/test_data_set_*/input_*.pb and compare with "
+                     "output_*.pb (ONNX backend tests); exit 0 only if every data set passes");
+  app.add_option("--atol", o.atol, "--check: absolute tolerance")
+      ->check(CLI::Range(0.0, 1e300))
+      ->capture_default_str();
+  app.add_option("--rtol", o.rtol, "--check: relative tolerance")
+      ->check(CLI::Range(0.0, 1e300))
+      ->capture_default_str();
+  app.add_option("--inputs", o.inputs, "read the inputs from DIR/input_*.pb instead of random ones")
+      ->excludes(check);
+  app.add_option("--save-outputs", o.save_outputs,
+                 "write the outputs to DIR/output_*.pb; a non-empty DIR is refused without --force")
+      ->excludes(check);
+}
+
+void check_option_combinations(const Options& o) {
+  if (o.graph.empty() == o.check.empty())
+    throw CLI::ValidationError(o.check.empty() ? "GRAPH is required (or --check DIR)"
+                                               : "GRAPH and --check DIR exclude each other");
+  if (o.force && o.dump.empty() && o.save_outputs.empty())
+    throw CLI::ValidationError("--force needs --dump or --save-outputs");
 }
 
 }  // namespace
@@ -345,8 +405,7 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"hotfuse-run: run a graph on random inputs, profile every operator, fuse"};
   app.add_option("GRAPH", o.graph,
-                 "graph file: native JSON (docs/graph-format.md) or ONNX, *.onnx (docs/onnx.md)")
-      ->required();
+                 "graph file: native JSON (docs/graph-format.md) or ONNX, *.onnx (docs/onnx.md)");
   app.add_option("--iters", o.iters, "timed iterations (adaptive: once settled)")
       ->check(CLI::Range(1, 1000000000))
       ->capture_default_str();
@@ -386,14 +445,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
   app.add_option("--report", o.report, "write a JSON summary (docs/report.md) to this file");
-  CLI::Option* dump_opt =
-      app.add_option("--dump", o.dump,
-                     "write before/after Graphviz graphs (.dot, .svg), trace.json (Perfetto), "
-                     "report.json and the kernels' sources to this directory (docs/dumps.md); "
-                     "a non-empty directory is refused without --force");
+  app.add_option("--dump", o.dump,
+                 "write before/after Graphviz graphs (.dot, .svg), trace.json (Perfetto), "
+                 "report.json and the kernels' sources to this directory (docs/dumps.md); "
+                 "a non-empty directory is refused without --force");
   app.add_flag("--force", o.force,
-               "--dump: write into a non-empty directory, replacing only the dump's own files")
-      ->needs(dump_opt);
+               "--dump, --save-outputs: write into a non-empty directory, replacing only the "
+               "files they write");
+  add_tensor_file_options(app, o);
   app.add_option("--seed", o.seed, "seed of the random inputs")->capture_default_str();
   app.add_option("--threads", o.threads,
                  "CPU threads (0: HOTFUSE_NUM_THREADS, else all hardware threads)")
@@ -401,6 +460,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   try {
     app.parse(argc, argv);
+    check_option_combinations(o);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,40 @@
+// TensorProto files (`*.pb`): ONNX's serialized TensorProto, the format of the backend
+// tests' test_data_set_*/input_*.pb and output_*.pb. Decoding goes through the ONNX
+// importer's TensorProto decoder (raw_data and the typed fields), so there is one decoder.
+//
+// A file is hostile until proven otherwise: its size is bounded before it is read, the
+// data's size is checked against the dimensions before anything is allocated, and every
+// problem is an hf::Error whose message starts with the file's path.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/ir/tensor.h"
+
+namespace hf {
+
+struct NamedTensor {
+  std::string name;  // TensorProto.name; may be empty
+  HostTensor tensor;
+};
+
+// Reads one file. Element types hotfuse does not compute in (DOUBLE, INT8, ...), STRING,
+// external data and segments are errors.
+NamedTensor read_tensor_file(const std::filesystem::path& file);
+// The same from bytes already in memory; `origin` names them in messages.
+NamedTensor parse_tensor_file(const std::string& bytes, const std::string& origin);
+
+// A contiguous tensor as TensorProto bytes (dims, data_type, name, little-endian raw_data).
+std::string encode_tensor_file(const TensorView& t, const std::string& name);
+// Writes encode_tensor_file() to `file`, replacing it (callers decide what may be replaced).
+void write_tensor_file(const std::filesystem::path& file, const TensorView& t,
+                       const std::string& name);
+
+// DIR/<prefix>_0.pb, DIR/<prefix>_1.pb, ... as the backend tests number them; the numbers
+// must run from 0 without a gap (a gap is an error naming the missing file).
+std::vector<std::filesystem::path> numbered_tensor_files(const std::filesystem::path& dir,
+                                                         std::string_view prefix);
+
+}  // namespace hf
