@@ -140,10 +140,14 @@ int run_check(const CheckOptions& o) {
                   " output_*.pb files, the model has " + std::to_string(g.outputs().size()) +
                   " outputs");
   }
-  std::vector<std::vector<NamedTensor>> expected;
+  std::vector<std::vector<HostTensor>> expected;
   for (const std::vector<fs::path>& files : outputs) {
     expected.emplace_back();
-    for (const fs::path& f : files) expected.back().push_back(read_tensor_file(f));
+    for (size_t k = 0; k < files.size(); ++k) {
+      DType want = g.value(g.outputs()[k]).dtype;
+      expected.back().push_back(
+          as_uint16_bits(read_tensor_file(files[k]), want, files[k].string()));
+    }
   }
 
   cpu::ThreadPool pool(o.threads);
@@ -158,8 +162,7 @@ int run_check(const CheckOptions& o) {
     std::vector<std::string> problems;
     double worst = 0;
     for (size_t k = 0; k < out.size(); ++k) {
-      std::string p =
-          check_output(g.value(g.outputs()[k]).name, expected[s][k].tensor, out[k], o, worst);
+      std::string p = check_output(g.value(g.outputs()[k]).name, expected[s][k], out[k], o, worst);
       if (!p.empty()) problems.push_back(p);
     }
     const std::string set = sets[s].filename().string();

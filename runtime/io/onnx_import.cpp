@@ -118,7 +118,9 @@ void Importer::read_opsets() {
                   std::to_string(o.version()) + ")");
     opset_ = static_cast<int>(o.version());
   }
-  if (opset_ == 0) throw Error("imports no version of the default ONNX opset (ai.onnx)");
+  if (opset_ == 0) throw Error(
+        "imports no version of the default ONNX opset (ai.onnx); models of other domains only "
+        "are not supported");
   if (opset_ < kMinOpset || opset_ > kMaxOpset)
     throw Error("opset " + std::to_string(opset_) + " is not supported (this build reads opsets " +
                 std::to_string(kMinOpset) + "-" + std::to_string(kMaxOpset) + ")");
@@ -152,7 +154,7 @@ void Importer::read_inputs() {
     if (vi.name().empty()) throw Error("a graph input has no name");
     if (slots_.count(vi.name())) throw Error(what + " is defined twice");
     if (!vi.has_type() || !vi.type().has_tensor_type())
-      throw Error(what + ": only tensor inputs are supported");
+      throw Error(what + ": sequence, map and optional inputs are not supported (only tensors)");
     const auto& tt = vi.type().tensor_type();
     auto dt = to_dtype(tt.elem_type());
     if (!dt)
@@ -174,10 +176,10 @@ void Importer::read_inputs() {
         shape.push_back(v);
       } else if (d.has_dim_param()) {
         throw Error(what + ": dimension " + std::to_string(k) + " is symbolic ('" +
-                    d.dim_param() + "'); give it a size (hotfuse needs static shapes)");
+                    d.dim_param() + "') and no size is given: not supported (hotfuse needs static shapes)");
       } else {
         throw Error(what + ": dimension " + std::to_string(k) +
-                    " has no size (hotfuse needs static shapes)");
+                    " has no size: not supported (hotfuse needs static shapes)");
       }
     }
     checked_numel(shape, what);

@@ -27,6 +27,10 @@ constexpr uintmax_t kMaxFileBytes = static_cast<uintmax_t>(std::numeric_limits<i
 HostTensor to_host(const ConstTensor& c, DType t) {
   HostTensor h(t, c.shape);
   const int64_t n = c.size();
+  if (c.type == pb::TensorProto::UINT16) {  // bit patterns, see NamedTensor::uint16_bits
+    for (int64_t k = 0; k < n; ++k) h.as<uint16_t>()[k] = static_cast<uint16_t>(c.i[k]);
+    return h;
+  }
   for (int64_t k = 0; k < n; ++k) {
     switch (t) {
       case DType::F32:
@@ -60,14 +64,15 @@ NamedTensor parse_tensor_file(const std::string& bytes, const std::string& origi
   if (bytes.size() > kMaxFileBytes || !proto.ParseFromString(bytes))
     throw Error(origin + ": not a valid TensorProto file (malformed or truncated protobuf)");
   try {
-    std::optional<DType> t = to_dtype(proto.data_type());
+    const bool uint16 = proto.data_type() == pb::TensorProto::UINT16;
+    std::optional<DType> t = uint16 ? DType::F16 : to_dtype(proto.data_type());
     if (!t)
       throw Error("element type " + elem_type_name(proto.data_type()) +
                   " is not supported (hotfuse computes in FLOAT FLOAT16 BFLOAT16 INT32 INT64 "
                   "BOOL UINT8)");
     // No model directory: a test data file with external data is refused.
     ConstTensor c = decode_tensor(proto, {});
-    return {proto.name(), to_host(c, *t)};
+    return {proto.name(), to_host(c, *t), uint16};
   } catch (const Error& e) {
     throw Error(origin + ": " + e.what());
   } catch (const std::bad_alloc&) {
@@ -89,6 +94,17 @@ NamedTensor read_tensor_file(const fs::path& file) {
   ss << f.rdbuf();
   if (f.bad()) throw Error(origin + ": read error");
   return parse_tensor_file(ss.str(), origin);
+}
+
+HostTensor as_uint16_bits(const NamedTensor& t, DType want, const std::string& origin) {
+  if (!t.uint16_bits) return t.tensor;
+  if (want != DType::F16 && want != DType::BF16)
+    throw Error(origin +
+                ": element type UINT16 is not supported (read as the bits of "
+                "FLOAT16 or BFLOAT16 only, where the model expects those)");
+  HostTensor h(want, t.tensor.shape());
+  std::memcpy(h.data(), t.tensor.data(), h.bytes());
+  return h;
 }
 
 std::string encode_tensor_file(const TensorView& t, const std::string& name) {

@@ -18,13 +18,21 @@ namespace hf {
 struct NamedTensor {
   std::string name;  // TensorProto.name; may be empty
   HostTensor tensor;
+  // The file held UINT16: ONNX's backend tests store BFLOAT16 data so (NumPy has no
+  // bfloat16). `tensor` is F16 holding the 16-bit patterns; give them their type with
+  // as_uint16_bits().
+  bool uint16_bits = false;
 };
 
 // Reads one file. Element types hotfuse does not compute in (DOUBLE, INT8, ...), STRING,
-// external data and segments are errors.
+// external data and segments are errors; UINT16 is read as described above.
 NamedTensor read_tensor_file(const std::filesystem::path& file);
 // The same from bytes already in memory; `origin` names them in messages.
 NamedTensor parse_tensor_file(const std::string& bytes, const std::string& origin);
+
+// A UINT16 file's tensor as `want` (F16 or BF16, the same bits); anything else throws
+// "<origin>: element type UINT16 is not supported". Other tensors are returned as they are.
+HostTensor as_uint16_bits(const NamedTensor& t, DType want, const std::string& origin);
 
 // A contiguous tensor as TensorProto bytes (dims, data_type, name, little-endian raw_data).
 std::string encode_tensor_file(const TensorView& t, const std::string& name);

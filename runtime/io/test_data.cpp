@@ -58,7 +58,7 @@ std::vector<HostTensor> read_graph_inputs(const Graph& g, const fs::path& dir) {
   for (size_t k = 0; k < read.size(); ++k) {
     size_t to = by_name ? slot[k] : k;
     const Value& v = g.value(ins[to]);
-    const HostTensor& t = read[k].tensor;
+    const HostTensor t = as_uint16_bits(read[k], v.dtype, files[k].string());
     const std::string what =
         files[k].string() + ": graph input " + std::to_string(to) + " '" + v.name + "' ";
     if (t.dtype() != v.dtype)
@@ -66,8 +66,10 @@ std::vector<HostTensor> read_graph_inputs(const Graph& g, const fs::path& dir) {
                   std::string(dtype_name(t.dtype())));
     if (t.shape() != v.shape)
       throw Error(what + "has shape " + to_string(v.shape) + ", the file holds " +
-                  to_string(t.shape()));
-    out[to] = read[k].tensor;
+                  to_string(t.shape()) +
+                  "; other shapes than the model declares are not supported (hotfuse plans "
+                  "static shapes)");
+    out[to] = t;
   }
   return out;
 }
