@@ -9,6 +9,20 @@
 # says so). docs/onnx.md has the results.
 set(HF_ONNX_TESTDATA "/usr/share/libonnx-testdata/data" CACHE PATH
     "ONNX backend-test data (Debian's libonnx-testdata)")
+
+# hotfuse-run --check, --atol/--rtol, --inputs, --save-outputs (docs/onnx.md): on copies
+# of libonnx-testdata's node tests (check_cli.sh), and on a generated model that the
+# adaptive session fuses (check_adaptive.sh, needs Debian's python3-onnx). Each is skipped
+# (exit code 77) without what it needs. About 2 s together.
+add_test(NAME cli_check
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/check_cli.sh $<TARGET_FILE:hotfuse-run>
+                 "${HF_ONNX_TESTDATA}/node")
+add_test(NAME cli_check_adaptive
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/check_adaptive.sh $<TARGET_FILE:hotfuse-run>
+                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_check cli_check_adaptive PROPERTIES
+  ENVIRONMENT "${HF_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 300)
+
 if(NOT IS_DIRECTORY "${HF_ONNX_TESTDATA}/node")
   message(STATUS "ONNX conformance tests: ${HF_ONNX_TESTDATA}/node not found (install "
                  "libonnx-testdata); not added")

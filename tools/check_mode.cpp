@@ -134,11 +134,10 @@ int run_check(const CheckOptions& o) {
   std::vector<std::vector<fs::path>> outputs;
   for (const fs::path& set : sets) {
     inputs.push_back(read_graph_inputs(g, set));
-    outputs.push_back(numbered_tensor_files(set, "output"));
-    if (outputs.back().size() != g.outputs().size())
-      throw Error(set.string() + ": " + std::to_string(outputs.back().size()) +
-                  " output_*.pb files, the model has " + std::to_string(g.outputs().size()) +
-                  " outputs");
+    const size_t n = g.outputs().size();
+    outputs.push_back(numbered_tensor_files(
+        set, "output", n,
+        "the model has " + std::to_string(n) + (n == 1 ? " output" : " outputs")));
   }
   std::vector<std::vector<HostTensor>> expected;
   for (const std::vector<fs::path>& files : outputs) {
@@ -168,8 +167,8 @@ int run_check(const CheckOptions& o) {
     const std::string set = sets[s].filename().string();
     if (problems.empty()) {
       ++passed;
-      std::printf("%s: PASS (%zu outputs; worst element within %.3g of its tolerance)\n",
-                  set.c_str(), out.size(), worst);
+      std::printf("%s: PASS (%zu output%s; worst element within %.3g of its tolerance)\n",
+                  set.c_str(), out.size(), out.size() == 1 ? "" : "s", worst);
     } else {
       for (const std::string& p : problems) std::printf("%s: FAIL: %s\n", set.c_str(), p.c_str());
     }

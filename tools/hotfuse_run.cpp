@@ -372,6 +372,20 @@ int run(const Options& o) {
   return 0;
 }
 
+// A tolerance: a number >= 0 (CLI11's range check prints its bound in full).
+const CLI::Validator kTolerance(
+    [](std::string& s) -> std::string {
+      size_t used = 0;
+      double v = -1;
+      try {
+        v = std::stod(s, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      return used == s.size() && v >= 0 ? "" : "must be a number >= 0, got '" + s + "'";
+    },
+    "TOL>=0");
+
 // --check, --atol, --rtol, --inputs, --save-outputs (TensorProto files, docs/onnx.md).
 void add_tensor_file_options(CLI::App& app, Options& o) {
   CLI::Option* check =
@@ -379,10 +393,10 @@ void add_tensor_file_options(CLI::App& app, Options& o) {
                      "run DIR/model.onnx on DIR/test_data_set_*/input_*.pb and compare with "
                      "output_*.pb (ONNX backend tests); exit 0 only if every data set passes");
   app.add_option("--atol", o.atol, "--check: absolute tolerance")
-      ->check(CLI::Range(0.0, 1e300))
+      ->check(kTolerance)
       ->capture_default_str();
   app.add_option("--rtol", o.rtol, "--check: relative tolerance")
-      ->check(CLI::Range(0.0, 1e300))
+      ->check(kTolerance)
       ->capture_default_str();
   app.add_option("--inputs", o.inputs, "read the inputs from DIR/input_*.pb instead of random ones")
       ->excludes(check);

@@ -1,11 +1,9 @@
 // TensorProto files, decoded by the importer's decode_tensor (onnx_tensor.cpp).
 #include "runtime/io/tensor_file.h"
 
-#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <map>
 #include <new>
 #include <sstream>
 
@@ -127,30 +125,19 @@ void write_tensor_file(const fs::path& file, const TensorView& t, const std::str
   if (!f) throw Error(file.string() + ": write error");
 }
 
-std::vector<fs::path> numbered_tensor_files(const fs::path& dir, std::string_view prefix) {
+std::vector<fs::path> numbered_tensor_files(const fs::path& dir, std::string_view prefix,
+                                            size_t count, const std::string& what) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error(dir.string() + ": no such directory");
   const std::string head = std::string(prefix) + "_";
-  std::map<long, fs::path> found;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-    std::string name = e.path().filename().string();
-    if (name.size() <= head.size() + 3 || name.compare(0, head.size(), head) != 0 ||
-        !name.ends_with(".pb"))
-      continue;
-    std::string digits = name.substr(head.size(), name.size() - head.size() - 3);
-    if (digits.size() > 6 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
-    if (!found.emplace(std::stol(digits), e.path()).second)
-      throw Error(e.path().string() + ": the number " + digits + " is used twice");
-  }
-  if (ec) throw Error(dir.string() + ": cannot list the directory: " + ec.message());
+  auto file = [&](size_t k) { return dir / (head + std::to_string(k) + ".pb"); };
   std::vector<fs::path> files;
-  for (const auto& [k, path] : found) {
-    if (k != static_cast<long>(files.size()))
-      throw Error((dir / (head + std::to_string(files.size()) + ".pb")).string() +
-                  ": missing (the files are numbered from 0 without gaps; found " +
-                  path.filename().string() + ")");
-    files.push_back(path);
+  for (size_t k = 0; k < count; ++k) {
+    if (!fs::exists(file(k), ec)) throw Error(file(k).string() + ": missing (" + what + ")");
+    files.push_back(file(k));
   }
+  if (fs::exists(file(count), ec))
+    throw Error(file(count).string() + ": one file too many (" + what + ")");
   return files;
 }
 

@@ -40,9 +40,11 @@ std::string encode_tensor_file(const TensorView& t, const std::string& name);
 void write_tensor_file(const std::filesystem::path& file, const TensorView& t,
                        const std::string& name);
 
-// DIR/<prefix>_0.pb, DIR/<prefix>_1.pb, ... as the backend tests number them; the numbers
-// must run from 0 without a gap (a gap is an error naming the missing file).
+// DIR/<prefix>_0.pb, DIR/<prefix>_1.pb, ... as the backend tests number them: exactly
+// `count` files numbered from 0 (the graph's inputs or outputs). A missing or surplus file
+// is an error naming it and `what` ("the model has 2 inputs").
 std::vector<std::filesystem::path> numbered_tensor_files(const std::filesystem::path& dir,
-                                                         std::string_view prefix);
+                                                         std::string_view prefix, size_t count,
+                                                         const std::string& what);
 
 }  // namespace hf

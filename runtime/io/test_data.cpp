@@ -32,11 +32,10 @@ std::vector<fs::path> test_data_sets(const fs::path& dir) {
 }
 
 std::vector<HostTensor> read_graph_inputs(const Graph& g, const fs::path& dir) {
-  std::vector<fs::path> files = numbered_tensor_files(dir, "input");
   const std::vector<ValueId>& ins = g.inputs();
-  if (files.size() != ins.size())
-    throw Error(dir.string() + ": " + std::to_string(files.size()) +
-                " input_*.pb files, the graph has " + std::to_string(ins.size()) + " inputs");
+  std::vector<fs::path> files = numbered_tensor_files(
+      dir, "input", ins.size(),
+      "the model has " + std::to_string(ins.size()) + (ins.size() == 1 ? " input" : " inputs"));
   std::vector<NamedTensor> read;
   for (const fs::path& f : files) read.push_back(read_tensor_file(f));
 
