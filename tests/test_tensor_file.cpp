@@ -14,6 +14,7 @@
 #include <limits>
 #include <random>
 
+#include "runtime/io/onnx_import.h"
 #include "runtime/io/tensor_file.h"
 #include "runtime/io/test_data.h"
 #include "runtime/ir/error.h"
@@ -328,6 +329,69 @@ TEST(TestData, InputTypesAndShapesMustFit) {
             (in.dir.path / "input_1.pb").string() +
                 ": graph input 1 'b' has shape [3], the file holds [4]; other shapes than the "
                 "model declares are not supported (hotfuse plans static shapes)");
+}
+
+// A Reshape whose shape is a graph input, as ONNX's backend tests have it: imported only
+// when OnnxImportOptions::input_values gives the shape (what --check takes from the data).
+std::string reshape_model() {
+  pb::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(14);
+  pb::GraphProto* g = m.mutable_graph();
+  auto input = [&](const char* name, int32_t type, std::vector<int64_t> dims) {
+    pb::ValueInfoProto* vi = g->add_input();
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  input("x", TP::FLOAT, {2, 3});
+  input("shape", TP::INT64, {2});
+  pb::NodeProto* n = g->add_node();
+  n->set_op_type("Reshape");
+  n->add_input("x");
+  n->add_input("shape");
+  n->add_output("y");
+  g->add_output()->set_name("y");
+  return m.SerializeAsString();
+}
+
+TEST(TestData, InputValuesSpecialiseShapesGivenAsInputs) {
+  const std::string model = reshape_model();
+  EXPECT_NE(error_of([&] { parse_graph_onnx(model, "m.onnx"); }).find("not supported"),
+            std::string::npos);
+  OnnxImportOptions opt;
+  opt.input_values["shape"] = {3, -1};
+  Graph g = parse_graph_onnx(model, "m.onnx", {}, opt);
+  ASSERT_EQ(g.inputs().size(), 2u);  // the shape stays an input
+  EXPECT_EQ(g.value(g.outputs()[0]).shape, (Shape{3, 2}));
+  opt.input_values["shape"] = {6, 1, 1};
+  EXPECT_EQ(error_of([&] { parse_graph_onnx(model, "m.onnx", {}, opt); }),
+            "m.onnx: node 0 (Reshape): input 1 'shape': the value given has 3 elements, its "
+            "shape [2] holds 2");
+  opt.input_values = {{"y", {6}}};  // not a graph input: not used
+  EXPECT_NE(error_of([&] { parse_graph_onnx(model, "m.onnx", {}, opt); }).find("not supported"),
+            std::string::npos);
+}
+
+TEST(TestData, SharedIntegerInputsAreThoseAllDataSetsAgreeOn) {
+  TempDir dir;
+  auto ints = [](std::vector<int64_t> v) {
+    HostTensor t(DType::I64, {static_cast<int64_t>(v.size())});
+    std::memcpy(t.data(), v.data(), v.size() * 8);
+    return t;
+  };
+  std::vector<fs::path> sets = {dir.path / "test_data_set_0", dir.path / "test_data_set_1"};
+  for (size_t s = 0; s < 2; ++s) {
+    fs::create_directory(sets[s]);
+    write_tensor_file(sets[s] / "input_0.pb", sample(DType::F32, {2}).view(), "x");
+    write_tensor_file(sets[s] / "input_1.pb", ints({3, -1}).view(), "same");
+    write_tensor_file(sets[s] / "input_2.pb", ints({int64_t(s)}).view(), "differs");
+    write_tensor_file(sets[s] / "input_3.pb", ints({1}).view(), "");  // unnamed
+  }
+  auto shared = shared_integer_inputs(sets);
+  ASSERT_EQ(shared.size(), 1u);
+  EXPECT_EQ(shared["same"], (std::vector<int64_t>{3, -1}));
 }
 
 }  // namespace

@@ -358,6 +358,22 @@ Graph Importer::run() {
   return rebuild();
 }
 
+std::optional<std::vector<int64_t>> Importer::given_input_value(int k) {
+  auto given = options_.input_values.find(cur_->input(k));
+  const Slot& s = slot(cur_->input(k));
+  if (given == options_.input_values.end() || !s.rt ||
+      std::find(graph_inputs_.begin(), graph_inputs_.end(), *s.rt) == graph_inputs_.end())
+    return std::nullopt;
+  const std::string what = "input " + std::to_string(k) + " '" + cur_->input(k) + "': ";
+  if (!is_int(dtype(k)))
+    throw Error(what + "a value is given for it, but it is not an integer tensor");
+  if (static_cast<int64_t>(given->second.size()) != numel(shape(k)))
+    throw Error(what + "the value given has " + std::to_string(given->second.size()) +
+                " elements, its shape " + to_string(shape(k)) + " holds " +
+                std::to_string(numel(shape(k))));
+  return given->second;
+}
+
 }  // namespace onnx_detail
 
 Graph parse_graph_onnx(const std::string& bytes, const std::string& origin,

@@ -31,6 +31,38 @@ std::vector<fs::path> test_data_sets(const fs::path& dir) {
   return out;
 }
 
+std::map<std::string, std::vector<int64_t>> shared_integer_inputs(
+    const std::vector<fs::path>& sets) {
+  std::map<std::string, std::vector<int64_t>> shared;
+  for (size_t s = 0; s < sets.size(); ++s) {
+    std::map<std::string, std::vector<int64_t>> here;
+    std::error_code ec;
+    for (int k = 0; fs::exists(sets[s] / ("input_" + std::to_string(k) + ".pb"), ec); ++k) {
+      NamedTensor t;
+      try {
+        t = read_tensor_file(sets[s] / ("input_" + std::to_string(k) + ".pb"));
+      } catch (const Error&) {
+        continue;  // reported when the inputs are read for the model (read_graph_inputs)
+      }
+      DType d = t.tensor.dtype();
+      if (t.name.empty() || (d != DType::I32 && d != DType::I64) || t.tensor.numel() > 4096)
+        continue;
+      std::vector<int64_t>& v = here[t.name];
+      for (int64_t i = 0; i < t.tensor.numel(); ++i)
+        v.push_back(d == DType::I64 ? t.tensor.as<int64_t>()[i] : t.tensor.as<int32_t>()[i]);
+    }
+    if (s == 0) {
+      shared = std::move(here);
+      continue;
+    }
+    std::erase_if(shared, [&](const auto& kv) {
+      auto it = here.find(kv.first);
+      return it == here.end() || it->second != kv.second;
+    });
+  }
+  return shared;
+}
+
 std::vector<HostTensor> read_graph_inputs(const Graph& g, const fs::path& dir) {
   const std::vector<ValueId>& ins = g.inputs();
   std::vector<fs::path> files = numbered_tensor_files(
