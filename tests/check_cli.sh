@@ -60,7 +60,7 @@ want 2 "trunc/test_data_set_0/output_0.pb: not a valid TensorProto file" --check
 cp -r "$tmp/pass" "$tmp/shape" && cp "$node/test_add_bcast/test_data_set_0/input_1.pb" "$tmp/shape/test_data_set_0/input_1.pb"
 want 2 "shape/test_data_set_0/input_1.pb: graph input 1 'y' has shape \[3,4,5\], the file holds \[5\]" --check "$tmp/shape"
 mkdir "$tmp/no_model"
-want 2 "no_model/model.onnx" --check "$tmp/no_model"
+want 2 "no_model/model.onnx: no such file" --check "$tmp/no_model"
 cp -r "$tmp/pass" "$tmp/no_sets" && rm -r "$tmp/no_sets/test_data_set_0"
 want 2 "no_sets: no test_data_set_\* directory" --check "$tmp/no_sets"
 want 2 "GRAPH and --check DIR exclude each other" "$tmp/pass/model.onnx" --check "$tmp/pass"

@@ -123,40 +123,43 @@ std::string check_output(const std::string& name, const HostTensor& expected,
   return buf;
 }
 
+// DIR/output_<k>.pb, one per graph output, as the outputs' types (BFLOAT16 data may be
+// stored as UINT16).
+std::vector<HostTensor> read_expected_outputs(const Graph& g, const fs::path& set) {
+  const size_t n = g.outputs().size();
+  std::vector<fs::path> files = numbered_tensor_files(
+      set, "output", n, "the model has " + std::to_string(n) + (n == 1 ? " output" : " outputs"));
+  std::vector<HostTensor> out;
+  for (size_t k = 0; k < n; ++k)
+    out.push_back(as_uint16_bits(read_tensor_file(files[k]), g.value(g.outputs()[k]).dtype,
+                                 files[k].string()));
+  return out;
+}
+
 }  // namespace
 
 int run_check(const CheckOptions& o) {
+  const fs::path model = o.dir / "model.onnx";
+  std::error_code ec;
+  if (!fs::is_regular_file(model, ec)) throw Error(model.string() + ": no such file");
   std::vector<fs::path> sets = test_data_sets(o.dir);
   // hotfuse plans static shapes: where the model takes a shape or axes as an input, the
   // graph is specialised to the value the data sets give it (all alike).
   OnnxImportOptions import;
   import.input_values = shared_integer_inputs(sets);
-  Graph g = read_graph_onnx(o.dir / "model.onnx", import);
+  Graph g = read_graph_onnx(model, import);
   // Every file is read, and must fit the model, before anything runs.
-  std::vector<std::vector<HostTensor>> inputs;
-  std::vector<std::vector<fs::path>> outputs;
+  std::vector<std::vector<HostTensor>> inputs, expected;
   for (const fs::path& set : sets) {
     inputs.push_back(read_graph_inputs(g, set));
-    const size_t n = g.outputs().size();
-    outputs.push_back(numbered_tensor_files(
-        set, "output", n,
-        "the model has " + std::to_string(n) + (n == 1 ? " output" : " outputs")));
-  }
-  std::vector<std::vector<HostTensor>> expected;
-  for (const std::vector<fs::path>& files : outputs) {
-    expected.emplace_back();
-    for (size_t k = 0; k < files.size(); ++k) {
-      DType want = g.value(g.outputs()[k]).dtype;
-      expected.back().push_back(
-          as_uint16_bits(read_tensor_file(files[k]), want, files[k].string()));
-    }
+    expected.push_back(read_expected_outputs(g, set));
   }
 
   cpu::ThreadPool pool(o.threads);
   cpu::CpuBackend cpu(&pool);
   Runner runner = make_runner(o, g, cpu, inputs.front());
-  std::printf("check %s: %zu data sets; --fusion %s; atol %g, rtol %g\n", o.dir.string().c_str(),
-              sets.size(), runner.plan.c_str(), o.atol, o.rtol);
+  std::printf("check %s: %zu data set%s; --fusion %s; atol %g, rtol %g\n", o.dir.string().c_str(),
+              sets.size(), sets.size() == 1 ? "" : "s", runner.plan.c_str(), o.atol, o.rtol);
   int passed = 0;
   for (size_t s = 0; s < sets.size(); ++s) {
     std::vector<TensorView> in = views_of(inputs[s]);
