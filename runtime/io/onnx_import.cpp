@@ -118,9 +118,9 @@ void Importer::read_opsets() {
                   std::to_string(o.version()) + ")");
     opset_ = static_cast<int>(o.version());
   }
-  if (opset_ == 0) throw Error(
-        "imports no version of the default ONNX opset (ai.onnx); models of other domains only "
-        "are not supported");
+  if (opset_ == 0)
+    throw Error("imports no version of the default ONNX opset (ai.onnx); models of other "
+                "domains only are not supported");
   if (opset_ < kMinOpset || opset_ > kMaxOpset)
     throw Error("opset " + std::to_string(opset_) + " is not supported (this build reads opsets " +
                 std::to_string(kMinOpset) + "-" + std::to_string(kMaxOpset) + ")");
@@ -176,7 +176,8 @@ void Importer::read_inputs() {
         shape.push_back(v);
       } else if (d.has_dim_param()) {
         throw Error(what + ": dimension " + std::to_string(k) + " is symbolic ('" +
-                    d.dim_param() + "') and no size is given: not supported (hotfuse needs static shapes)");
+                    d.dim_param() +
+                    "') and no size is given: not supported (hotfuse needs static shapes)");
       } else {
         throw Error(what + ": dimension " + std::to_string(k) +
                     " has no size: not supported (hotfuse needs static shapes)");
