@@ -65,6 +65,8 @@ cp -r "$tmp/pass" "$tmp/no_sets" && rm -r "$tmp/no_sets/test_data_set_0"
 want 2 "no_sets: no test_data_set_\* directory" --check "$tmp/no_sets"
 want 2 "GRAPH and --check DIR exclude each other" "$tmp/pass/model.onnx" --check "$tmp/pass"
 want 2 "GRAPH is required" --iters 1
+want 2 "--check writes no --report or --dump" --check "$tmp/pass" --report "$tmp/r.json"
+[ -e "$tmp/r.json" ] && fail "--check with --report wrote a report"
 
 # 4. --inputs / --save-outputs: the saved outputs of the test's inputs pass its own check,
 # and a fresh directory made of the model, its inputs and the saved outputs passes exactly.

@@ -307,9 +307,9 @@ int check(const Options& o) {
 }
 
 int run(const Options& o) {
-  if (!o.check.empty()) return check(o);
   if (o.backend == "cuda")
     throw Error("--backend cuda: this build has no CUDA backend; use --backend cpu or auto");
+  if (!o.check.empty()) return check(o);  // on the CPU backend
   auto level = fusion::parse_fusion_level(o.fusion == "adaptive" ? "all" : o.fusion);
   Graph g = is_onnx_path(o.graph) ? read_graph_onnx(o.graph) : read_graph_json(o.graph);
   // Checked before anything runs: a refused directory costs nothing.
@@ -411,6 +411,8 @@ void check_option_combinations(const Options& o) {
                                                : "GRAPH and --check DIR exclude each other");
   if (o.force && o.dump.empty() && o.save_outputs.empty())
     throw CLI::ValidationError("--force needs --dump or --save-outputs");
+  if (!o.check.empty() && (!o.report.empty() || !o.dump.empty()))
+    throw CLI::ValidationError("--check writes no --report or --dump; run the model without it");
 }
 
 }  // namespace
