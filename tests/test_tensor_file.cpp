@@ -374,7 +374,7 @@ TEST(TestData, InputValuesSpecialiseShapesGivenAsInputs) {
             std::string::npos);
 }
 
-TEST(TestData, SharedIntegerInputsAreThoseAllDataSetsAgreeOn) {
+TEST(TestData, ImportOptionsComeFromWhatAllDataSetsAgreeOn) {
   TempDir dir;
   auto ints = [](std::vector<int64_t> v) {
     HostTensor t(DType::I64, {static_cast<int64_t>(v.size())});
@@ -384,14 +384,52 @@ TEST(TestData, SharedIntegerInputsAreThoseAllDataSetsAgreeOn) {
   std::vector<fs::path> sets = {dir.path / "test_data_set_0", dir.path / "test_data_set_1"};
   for (size_t s = 0; s < 2; ++s) {
     fs::create_directory(sets[s]);
-    write_tensor_file(sets[s] / "input_0.pb", sample(DType::F32, {2}).view(), "x");
+    write_tensor_file(sets[s] / "input_0.pb", sample(DType::F32, {2, 3}).view(), "x");
     write_tensor_file(sets[s] / "input_1.pb", ints({3, -1}).view(), "same");
     write_tensor_file(sets[s] / "input_2.pb", ints({int64_t(s)}).view(), "differs");
     write_tensor_file(sets[s] / "input_3.pb", ints({1}).view(), "");  // unnamed
+    write_tensor_file(sets[s] / "input_4.pb", sample(DType::F32, {int64_t(s) + 1}).view(), "z");
   }
-  auto shared = shared_integer_inputs(sets);
-  ASSERT_EQ(shared.size(), 1u);
-  EXPECT_EQ(shared["same"], (std::vector<int64_t>{3, -1}));
+  write_bytes(sets[1] / "input_5.pb", "\xff\xff");  // unreadable: left to read_graph_inputs
+  OnnxImportOptions opt = import_options_from(sets);
+  ASSERT_EQ(opt.input_values.size(), 1u);
+  EXPECT_EQ(opt.input_values["same"], (std::vector<int64_t>{3, -1}));
+  // Shapes: x and the integer inputs agree; z's shape differs between the sets.
+  EXPECT_EQ(opt.input_shapes.size(), 3u);
+  EXPECT_EQ(opt.input_shapes["x"], (Shape{2, 3}));
+  EXPECT_EQ(opt.input_shapes.count("z"), 0u);
+}
+
+TEST(TestData, InputShapesSizeSymbolicDimensions) {
+  pb::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(14);
+  pb::GraphProto* g = m.mutable_graph();
+  pb::ValueInfoProto* vi = g->add_input();
+  vi->set_name("x");
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(TP::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_param("batch");
+  tt->mutable_shape()->add_dim()->set_dim_value(3);
+  pb::NodeProto* n = g->add_node();
+  n->set_op_type("Neg");
+  n->add_input("x");
+  n->add_output("y");
+  g->add_output()->set_name("y");
+  const std::string model = m.SerializeAsString();
+  EXPECT_NE(error_of([&] { parse_graph_onnx(model, "m.onnx"); }).find("symbolic ('batch')"),
+            std::string::npos);
+  OnnxImportOptions opt;
+  opt.input_shapes["x"] = {5, 7};  // the sized dimension keeps the model's 3
+  Graph gr = parse_graph_onnx(model, "m.onnx", {}, opt);
+  EXPECT_EQ(gr.value(gr.inputs()[0]).shape, (Shape{5, 3}));
+  opt.input_shapes["x"] = {5};  // another rank: not used
+  EXPECT_NE(error_of([&] { parse_graph_onnx(model, "m.onnx", {}, opt); }).find("symbolic"),
+            std::string::npos);
+  opt.dims["batch"] = 2;  // dims win over a given shape
+  opt.input_shapes["x"] = {5, 3};
+  gr = parse_graph_onnx(model, "m.onnx", {}, opt);
+  EXPECT_EQ(gr.value(gr.inputs()[0]).shape, (Shape{2, 3}));
 }
 
 }  // namespace

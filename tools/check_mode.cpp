@@ -145,9 +145,7 @@ int run_check(const CheckOptions& o) {
   std::vector<fs::path> sets = test_data_sets(o.dir);
   // hotfuse plans static shapes: where the model takes a shape or axes as an input, the
   // graph is specialised to the value the data sets give it (all alike).
-  OnnxImportOptions import;
-  import.input_values = shared_integer_inputs(sets);
-  Graph g = read_graph_onnx(model, import);
+  Graph g = read_graph_onnx(model, import_options_from(sets));
   // Every file is read, and must fit the model, before anything runs.
   std::vector<std::vector<HostTensor>> inputs, expected;
   for (const fs::path& set : sets) {

@@ -162,6 +162,11 @@ void Importer::read_inputs() {
                   " is not supported (hotfuse computes in FLOAT FLOAT16 BFLOAT16 INT32 INT64 "
                   "BOOL UINT8)");
     if (!tt.has_shape()) throw Error(what + ": has no shape (hotfuse needs static shapes)");
+    // A shape given for the input (of the model's rank) sizes its unsized dimensions.
+    const Shape* given_shape = nullptr;
+    if (auto it = options_.input_shapes.find(vi.name());
+        it != options_.input_shapes.end() && int(it->second.size()) == tt.shape().dim_size())
+      given_shape = &it->second;
     Shape shape;
     for (int k = 0; k < tt.shape().dim_size(); ++k) {
       const auto& d = tt.shape().dim(k);
@@ -169,6 +174,9 @@ void Importer::read_inputs() {
         if (d.dim_value() < 0)
           throw Error(what + ": dimension " + std::to_string(k) + " is negative");
         shape.push_back(d.dim_value());
+      } else if (given_shape && !(d.has_dim_param() && options_.dims.count(d.dim_param())) &&
+                 (*given_shape)[k] >= 0) {
+        shape.push_back((*given_shape)[k]);
       } else if (d.has_dim_param() && options_.dims.count(d.dim_param())) {
         int64_t v = options_.dims.at(d.dim_param());
         if (v < 0) throw Error(what + ": size " + std::to_string(v) + " given for '" +

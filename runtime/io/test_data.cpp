@@ -31,11 +31,11 @@ std::vector<fs::path> test_data_sets(const fs::path& dir) {
   return out;
 }
 
-std::map<std::string, std::vector<int64_t>> shared_integer_inputs(
-    const std::vector<fs::path>& sets) {
-  std::map<std::string, std::vector<int64_t>> shared;
+OnnxImportOptions import_options_from(const std::vector<fs::path>& sets) {
+  OnnxImportOptions opt;
   for (size_t s = 0; s < sets.size(); ++s) {
-    std::map<std::string, std::vector<int64_t>> here;
+    std::map<std::string, Shape> shapes;
+    std::map<std::string, std::vector<int64_t>> values;
     std::error_code ec;
     for (int k = 0; fs::exists(sets[s] / ("input_" + std::to_string(k) + ".pb"), ec); ++k) {
       NamedTensor t;
@@ -44,23 +44,29 @@ std::map<std::string, std::vector<int64_t>> shared_integer_inputs(
       } catch (const Error&) {
         continue;  // reported when the inputs are read for the model (read_graph_inputs)
       }
+      if (t.name.empty()) continue;
+      shapes[t.name] = t.tensor.shape();
       DType d = t.tensor.dtype();
-      if (t.name.empty() || (d != DType::I32 && d != DType::I64) || t.tensor.numel() > 4096)
-        continue;
-      std::vector<int64_t>& v = here[t.name];
+      if ((d != DType::I32 && d != DType::I64) || t.tensor.numel() > 4096) continue;
+      std::vector<int64_t>& v = values[t.name];
       for (int64_t i = 0; i < t.tensor.numel(); ++i)
         v.push_back(d == DType::I64 ? t.tensor.as<int64_t>()[i] : t.tensor.as<int32_t>()[i]);
     }
     if (s == 0) {
-      shared = std::move(here);
+      opt.input_shapes = std::move(shapes);
+      opt.input_values = std::move(values);
       continue;
     }
-    std::erase_if(shared, [&](const auto& kv) {
-      auto it = here.find(kv.first);
-      return it == here.end() || it->second != kv.second;
-    });
+    auto keep_shared = [](auto& shared, const auto& here) {
+      std::erase_if(shared, [&](const auto& kv) {
+        auto it = here.find(kv.first);
+        return it == here.end() || it->second != kv.second;
+      });
+    };
+    keep_shared(opt.input_shapes, shapes);
+    keep_shared(opt.input_values, values);
   }
-  return shared;
+  return opt;
 }
 
 std::vector<HostTensor> read_graph_inputs(const Graph& g, const fs::path& dir) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/io/onnx_import.h"
 #include "runtime/io/tensor_file.h"
 #include "runtime/ir/graph.h"
 
@@ -15,11 +16,11 @@ namespace hf {
 // DIR/test_data_set_<N> directories, by N; none is an error naming DIR.
 std::vector<std::filesystem::path> test_data_sets(const std::filesystem::path& dir);
 
-// The values of the named, readable INT32/INT64 input files (at most 4096 elements) that every data
-// set gives alike, by TensorProto.name: what OnnxImportOptions::input_values specialises a
-// model to where it needs a constant (a Reshape's shape given as an input, ...).
-std::map<std::string, std::vector<int64_t>> shared_integer_inputs(
-    const std::vector<std::filesystem::path>& sets);
+// What the data sets tell the importer about the inputs, from the named, readable input
+// files that every data set gives alike (by TensorProto.name): their shapes
+// (OnnxImportOptions::input_shapes, for symbolic dimensions) and the values of INT32/INT64
+// ones of at most 4096 elements (input_values: a Reshape's shape given as an input, ...).
+OnnxImportOptions import_options_from(const std::vector<std::filesystem::path>& sets);
 
 // DIR/input_0.pb, input_1.pb, ... bound to g's inputs. When every file names a distinct
 // graph input (TensorProto.name), files go to the inputs of those names, in whatever order
