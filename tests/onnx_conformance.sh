@@ -23,11 +23,14 @@ done <"$known"
 
 pass=0 fail=0 skip=0
 failed=() reasons=()
+errf=$(mktemp)
+trap 'rm -f "$errf"' EXIT
 for dir in "$root"/*/; do
   dir=${dir%/}
   name=$(basename "$dir")
-  err=$("$run" --check "$dir" "$@" 2>&1 >/dev/null)
+  out=$("$run" --check "$dir" "$@" 2>"$errf")
   rc=$?
+  err=$(cat "$errf")
   if [ -n "${known_reason[$name]:-}" ]; then
     if [ $rc = 1 ]; then
       skip=$((skip + 1))
@@ -47,7 +50,7 @@ for dir in "$root"/*/; do
     reasons+=("$reason")
   else
     fail=$((fail + 1))
-    failed+=("$name (exit $rc): $(grep -m1 -E 'FAIL|hotfuse-run:' <<<"$err$("$run" --check "$dir" "$@" 2>/dev/null | grep -m1 FAIL)")")
+    failed+=("$name (exit $rc): $( (grep -m1 FAIL <<<"$out"; head -n1 <<<"$err") | head -n1)")
   fi
 done
 echo "$pass passed, $fail failed, $skip skipped"
