@@ -39,6 +39,8 @@ foreach(line ${known_lines})
 endforeach()
 
 file(GLOB node_dirs LIST_DIRECTORIES true CONFIGURE_DEPENDS "${HF_ONNX_TESTDATA}/node/*")
+# One thread each: the tensors are tiny, and the timing-sensitive tests that CTest runs
+# beside these (test_session) keep a core.
 foreach(dir ${node_dirs})
   if(NOT EXISTS "${dir}/model.onnx")
     continue()
@@ -46,7 +48,7 @@ foreach(dir ${node_dirs})
   get_filename_component(name "${dir}" NAME)
   foreach(level off all)
     set(test onnx_node_${name}_${level})
-    add_test(NAME ${test} COMMAND hotfuse-run --check "${dir}" --fusion ${level})
+    add_test(NAME ${test} COMMAND hotfuse-run --check "${dir}" --fusion ${level} --threads 1)
     set_tests_properties(${test} PROPERTIES
       ENVIRONMENT "${HF_TEST_ENV}" LABELS onnx_conformance TIMEOUT 120
       SKIP_REGULAR_EXPRESSION "unsupported|not supported")
@@ -64,7 +66,7 @@ foreach(folder node pytorch-converted pytorch-operator simple)
   if(IS_DIRECTORY "${HF_ONNX_TESTDATA}/${folder}")
     add_test(NAME onnx_summary_${folder}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/onnx_conformance.sh $<TARGET_FILE:hotfuse-run>
-                     "${HF_ONNX_TESTDATA}/${folder}" ${HF_ONNX_KNOWN} --fusion off)
+                     "${HF_ONNX_TESTDATA}/${folder}" ${HF_ONNX_KNOWN} --fusion off --threads 1)
     set_tests_properties(onnx_summary_${folder} PROPERTIES
       ENVIRONMENT "${HF_TEST_ENV}" LABELS onnx_conformance TIMEOUT 600)
   endif()
