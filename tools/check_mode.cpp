@@ -27,6 +27,7 @@ using RunFn = std::function<std::span<const TensorView>(std::span<const TensorVi
 struct Runner {
   RunFn run;
   std::string plan;
+  std::string regions;  // adaptive: one line per region the session considered
   // Whatever `run` refers to.
   std::unique_ptr<FusionResult> fused;
   std::unique_ptr<Backend> backend;
@@ -62,7 +63,11 @@ Runner make_runner(const CheckOptions& o, const Graph& g, cpu::CpuBackend& cpu,
       }
     }
     int swapped = 0;
-    for (const RegionRecord& rr : r.session->regions()) swapped += rr.state == RegionState::Swapped;
+    for (const RegionRecord& rr : r.session->regions()) {
+      swapped += rr.state == RegionState::Swapped;
+      r.regions += "  region " + std::to_string(rr.id) + " [" +
+                   std::string(region_state_name(rr.state)) + "] " + rr.reason + "\n";
+    }
     r.plan = "adaptive, settled after " + std::to_string(r.session->iterations().size()) +
              " iterations: " + std::to_string(swapped) + " regions swapped in, kernels " +
              std::to_string(before) + " -> " + std::to_string(r.session->kernels_now());
@@ -158,6 +163,7 @@ int run_check(const CheckOptions& o) {
   Runner runner = make_runner(o, g, cpu, inputs.front());
   std::printf("check %s: %zu data set%s; --fusion %s; atol %g, rtol %g\n", o.dir.string().c_str(),
               sets.size(), sets.size() == 1 ? "" : "s", runner.plan.c_str(), o.atol, o.rtol);
+  std::fputs(runner.regions.c_str(), stdout);
   int passed = 0;
   for (size_t s = 0; s < sets.size(); ++s) {
     std::vector<TensorView> in = views_of(inputs[s]);
