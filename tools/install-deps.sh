@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build python3
   nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libopenblas-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
+  libonnx-testdata  # ONNX backend-test data: the conformance sweep (tests/onnx_conformance.cmake)
   graphviz
   # hotfuse-view (viewer/, docs/viewer.md): Dear ImGui, GLFW, Graphviz's libgvc, stb; Xvfb and
   # Mesa's software OpenGL for its headless screenshot test; DejaVu fonts for the UI.
