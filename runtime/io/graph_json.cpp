@@ -42,7 +42,11 @@ Shape get_shape(const json& obj, const char* key, const std::string& what) {
   auto dims = get<std::vector<int64_t>>(obj, key, what);
   for (int64_t d : dims)
     if (d < 0) throw Error(what + ": '" + key + "' has a negative dimension");
-  return Shape(dims.begin(), dims.end());
+  Shape s(dims.begin(), dims.end());
+  // 2^40 elements, like the ONNX importer: beyond it sizes in bytes could overflow.
+  if (!numel_within(s, int64_t{1} << 40))
+    throw Error(what + ": '" + key + "' " + to_string(s) + " has too many elements");
+  return s;
 }
 
 Attr to_attr(const json& v, const std::string& what) {
