@@ -3,3 +3,6 @@
 if(TARGET test_faults_security)
   target_link_libraries(test_faults_security PRIVATE onnx_proto)
 endif()
+if(TARGET test_faults)
+  target_link_libraries(test_faults PRIVATE onnx_proto)
+endif()

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/fs.h>
+#include <onnx/onnx_pb.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -294,22 +295,47 @@ TEST_F(FaultTest, CorruptCacheEntriesAreRebuilt) {
   }
 }
 
-// Host memory: a 1e12-element input claimed by a tiny file is refused before allocating,
-// naming the input and the cap; the cap is overridable.
+// An ONNX model of one Exp node whose input claims `dims`.
+std::string onnx_with_input(const std::vector<int64_t>& dims) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("huge");
+  auto declare = [&](onnx::ValueInfoProto* v, const char* name) {
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  declare(g->add_input(), "x");
+  declare(g->add_output(), "y");
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type("Exp");
+  n->add_input("x");
+  n->add_output("y");
+  return m.SerializeAsString();
+}
+
+// Host memory: a 1e12-element input claimed by a tiny file (JSON or ONNX) is refused before
+// allocating, naming the input and the cap; the cap is overridable.
 TEST_F(FaultTest, HugeShapeIsAClearErrorNotAnOutOfMemory) {
-  fs::path graph = root_ / "huge.json";
-  std::ofstream(graph)
+  std::ofstream(root_ / "huge.json")
       << R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [1000000, 1000000]}],
     "nodes": [{"name": "e", "op": "Elemwise", "mode": "EXP", "inputs": ["x"], "outputs": ["y"]}],
     "outputs": ["y"]})";
-  fusion::ProcessResult r = fusion::run_process(
-      {std::string(HF_BINARY_DIR) + "/hotfuse-run", graph.string(), "--fusion", "off"},
-      std::chrono::seconds(60));
-  EXPECT_EQ(r.exit_code, 2) << r.status() << "\n" << r.output;
-  std::vector<std::string> lines = lines_with(r.output, "hotfuse-run:");
-  ASSERT_EQ(lines.size(), 1u) << r.output;
-  EXPECT_NE(lines[0].find("graph input 'x'"), std::string::npos) << lines[0];
-  EXPECT_NE(lines[0].find("HOTFUSE_MAX_BYTES"), std::string::npos) << lines[0];
+  std::ofstream(root_ / "huge.onnx", std::ios::binary) << onnx_with_input({1000000, 1000000});
+  for (const char* file : {"huge.json", "huge.onnx"}) {
+    ASSERT_LT(fs::file_size(root_ / file), 1024u);
+    fusion::ProcessResult r = fusion::run_process(
+        {std::string(HF_BINARY_DIR) + "/hotfuse-run", (root_ / file).string(), "--fusion", "off"},
+        std::chrono::seconds(60));
+    EXPECT_EQ(r.exit_code, 2) << file << ": " << r.status() << "\n" << r.output;
+    std::vector<std::string> lines = lines_with(r.output, "hotfuse-run:");
+    ASSERT_EQ(lines.size(), 1u) << r.output;
+    EXPECT_NE(lines[0].find("graph input 'x'"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("HOTFUSE_MAX_BYTES"), std::string::npos) << lines[0];
+  }
 
   // A small cap refuses a graph that would otherwise run; a bad cap value is an error.
   Graph g = read_graph_json(kGraph);
