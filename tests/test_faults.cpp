@@ -359,6 +359,25 @@ TEST_F(FaultTest, HugeShapeIsAClearErrorNotAnOutOfMemory) {
   EXPECT_EQ(ok.run(views(random_inputs(g, 1))).size(), g.outputs().size());
 }
 
+// A JSON shape whose element count overflows int64_t (numel() was undefined behaviour on
+// it): an error naming the input, before anything multiplies the dimensions.
+TEST(HostileInput, JsonShapeThatOverflowsIsAnError) {
+  for (const char* shape :
+       {"[4294967296, 4294967296, 4]", "[1099511627777]", "[0, 9223372036854775807]"}) {
+    std::string text = std::string(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": )") +
+                       shape +
+                       R"(}], "nodes": [{"name": "e", "op": "Elemwise", "mode": "EXP",
+                       "inputs": ["x"], "outputs": ["y"]}], "outputs": ["y"]})";
+    try {
+      parse_graph_json(text, "overflow.json");
+      ADD_FAILURE() << "accepted " << shape;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("too many elements"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("overflow.json"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // Out of memory for real (an address-space limit in a child): exit 2 and one line, not a
 // crash. Sanitizers reserve terabytes of shadow memory, so they cannot run under the limit.
 TEST_F(FaultTest, OutOfMemoryIsOneLineAndExitCode2) {

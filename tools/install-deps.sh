@@ -9,6 +9,8 @@ packages=(
   nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libopenblas-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   graphviz
+  # fuzz/ (docs/reliability.md): clang with libFuzzer and the sanitizer runtimes.
+  clang-14 libclang-rt-14-dev
   # hotfuse-view (viewer/, docs/viewer.md): Dear ImGui, GLFW, Graphviz's libgvc, stb; Xvfb and
   # Mesa's software OpenGL for its headless screenshot test; DejaVu fonts for the UI.
   pkg-config libimgui-dev libglfw3-dev libgl-dev libgraphviz-dev libstb-dev
