@@ -23,6 +23,7 @@
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/executor.h"
 #include "runtime/io/graph_json.h"
+#include "runtime/io/onnx_import.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/ir/error.h"
 #include "runtime/session/fuse_graph.h"
@@ -376,6 +377,32 @@ TEST(HostileInput, JsonShapeThatOverflowsIsAnError) {
       EXPECT_NE(std::string(e.what()).find("overflow.json"), std::string::npos) << e.what();
     }
   }
+}
+
+// Inputs the fuzzers found (tests/data/fuzz/<target>/, docs/reliability.md): each must be a
+// clean hf::Error naming the file, or a valid graph; any other exception fails.
+TEST(HostileInput, FuzzFindingsAreCleanErrors) {
+  const fs::path dir = fs::path(HF_SOURCE_DIR) / "tests" / "data" / "fuzz";
+  int inputs = 0;
+  for (const char* target : {"graph_json", "onnx"}) {
+    if (!fs::exists(dir / target)) continue;
+    for (const auto& e : fs::directory_iterator(dir / target)) {
+      ++inputs;
+      std::string bytes = read(e.path());
+      try {
+        if (std::string(target) == "onnx")
+          parse_graph_onnx(bytes, "finding.onnx");
+        else
+          parse_graph_json(bytes, "finding.json");
+      } catch (const Error& err) {
+        EXPECT_EQ(std::string(err.what()).find('\n'), std::string::npos) << err.what();
+        EXPECT_EQ(std::string(err.what()).rfind("finding.", 0), 0u) << err.what();
+      } catch (const std::exception& err) {
+        ADD_FAILURE() << e.path() << ": not an hf::Error: " << err.what();
+      }
+    }
+  }
+  EXPECT_GT(inputs, 0);
 }
 
 // Out of memory for real (an address-space limit in a child): exit 2 and one line, not a
