@@ -164,6 +164,9 @@ Graph parse_graph_json(const std::string& text, const std::string& origin) {
     size_t at = what.find("parse error ");
     what = at == std::string::npos ? what : what.substr(at + 12);
     throw Error(origin + ": malformed JSON " + what);
+  } catch (const json::exception& e) {
+    // A number too large for a double (found by fuzz/fuzz_graph_json), and the like.
+    throw Error(origin + ": malformed JSON: " + e.what());
   }
   try {
     return build(doc);
