@@ -379,6 +379,21 @@ TEST(HostileInput, JsonShapeThatOverflowsIsAnError) {
   }
 }
 
+// A fractional or huge floating-point dimension (1e128 to int64_t was undefined behaviour,
+// 2.5 became 2): an error, not a conversion.
+TEST(HostileInput, JsonShapeMustHoldIntegers) {
+  for (const char* shape : {"[2.5]", "[1e128]", "[4, 1.0]"}) {
+    std::string text = std::string(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": )") +
+                       shape + R"(}], "nodes": [], "outputs": ["x"]})";
+    try {
+      parse_graph_json(text, "float.json");
+      ADD_FAILURE() << "accepted " << shape;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("must hold integers"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // Inputs the fuzzers found (tests/data/fuzz/<target>/, docs/reliability.md): each must be a
 // clean hf::Error naming the file, or a valid graph; any other exception fails.
 TEST(HostileInput, FuzzFindingsAreCleanErrors) {

@@ -39,6 +39,11 @@ T get(const json& obj, const char* key, const std::string& what) {
 }
 
 Shape get_shape(const json& obj, const char* key, const std::string& what) {
+  // Integers only: nlohmann would convert 2.5 to 2, and 1e128 to int64_t is undefined
+  // behaviour (found by fuzz/fuzz_graph_json).
+  if (obj.contains(key) && obj.at(key).is_array())
+    for (const json& d : obj.at(key))
+      if (!d.is_number_integer()) throw Error(what + ": '" + key + "' must hold integers");
   auto dims = get<std::vector<int64_t>>(obj, key, what);
   for (int64_t d : dims)
     if (d < 0) throw Error(what + ": '" + key + "' has a negative dimension");
