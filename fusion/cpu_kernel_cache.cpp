@@ -111,9 +111,12 @@ CompileOutcome CpuKernelCache::ensure(const KernelSpec& spec, const std::string&
     ++compiles_;
   }
   if (!r.ok) {
+    // Without a log file (the work directory cannot be written), the reason itself.
+    std::string where = r.log_file.empty()
+                            ? r.log.substr(0, r.log.find('\n'))
+                            : "source " + r.source_file.string() + ", log " + r.log_file.string();
     return {false, CompileOutcome::Failed, ms_since(t0),
-            "kernel " + name + " failed to compile; its region runs unfused (source " +
-                r.source_file.string() + ", log " + r.log_file.string() + ")"};
+            "kernel " + name + " failed to compile; its region runs unfused (" + where + ")"};
   }
   try {
     load(r.library);

@@ -141,7 +141,12 @@ HostCompileResult compile_host_library(const std::string& source, const std::str
   if (!ok) r.log += (r.log.empty() || r.log.back() == '\n' ? "" : "\n") + p.status() + "\n";
   if (ok) {
     std::error_code ec;
-    std::filesystem::rename(workdir.path() / tmp_so, workdir.path() / so, ec);
+    // The compiler creates its output with the umask's mode (often 0755); everything in the
+    // work directory is private (0600: dlopen needs no execute bit).
+    std::filesystem::permissions(workdir.path() / tmp_so,
+                                 std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+                                 ec);
+    if (!ec) std::filesystem::rename(workdir.path() / tmp_so, workdir.path() / so, ec);
     if (ec) {
       r.log += "cannot rename the output to " + so + ": " + ec.message() + "\n";
       ok = false;

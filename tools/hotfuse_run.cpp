@@ -7,6 +7,7 @@
 // fused results that do not match unfused ones).
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -524,6 +525,9 @@ void check_option_combinations(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Over a file size limit, a write fails (EFBIG, handled like a full disk: the cache and
+  // JIT fall back) instead of the signal killing the run.
+  std::signal(SIGXFSZ, SIG_IGN);
   Options o;
   CLI::App app{"hotfuse-run: run a graph on random inputs, profile every operator, fuse"};
   app.add_option("GRAPH", o.graph,

@@ -10,6 +10,8 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata  # ONNX backend-test data: the conformance sweep (tests/onnx_conformance.cmake)
   graphviz
+  # fuzz/ (docs/reliability.md): clang with libFuzzer and the sanitizer runtimes.
+  clang-14 libclang-rt-14-dev
   # hotfuse-view (viewer/, docs/viewer.md): Dear ImGui, GLFW, Graphviz's libgvc, stb; Xvfb and
   # Mesa's software OpenGL for its headless screenshot test; DejaVu fonts for the UI.
   pkg-config libimgui-dev libglfw3-dev libgl-dev libgraphviz-dev libstb-dev

@@ -1,13 +1,28 @@
 #!/usr/bin/env bash
-# The README's second command: build everything, run the whole test suite, then the
-# adaptive session's tests again under ThreadSanitizer (a second, smaller build, without
-# CUDA: the sanitizer links every library it is given, and libcuda is absent here).
+# The README's second command: build everything and run the whole test suite, then
+#  - ThreadSanitizer: the adaptive session's and the concurrency tests (build-tsan),
+#  - AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer: the test suite (build-asan),
+#  - libFuzzer: each fuzz target for HOTFUSE_FUZZ_SECONDS (default 60) from its committed
+#    seeds (build-fuzz, fuzz/run.sh; 0 skips it).
+# The sanitizer trees are built without CUDA (the sanitizers link every library they are
+# given, and libcuda is absent here). docs/reliability.md has what each costs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/build.sh
 ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
 
-cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTFUSE_SANITIZE=thread \
-  -DHOTFUSE_BENCH=OFF -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON >/dev/null
-cmake --build build-tsan -j "$(nproc)" --target test_session
+sanitized_tree() {  # <dir> <sanitizers>
+  cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTFUSE_SANITIZE="$2" \
+    -DHOTFUSE_BENCH=OFF -DHOTFUSE_VIEWER=OFF -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON >/dev/null
+}
+
+sanitized_tree build-tsan thread
+cmake --build build-tsan -j "$(nproc)" --target test_session test_concurrency hotfuse-run
 ctest --test-dir build-tsan --output-on-failure -L tsan
+
+sanitized_tree build-asan address,undefined
+cmake --build build-asan -j "$(nproc)"
+ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -L asan
+
+seconds=${HOTFUSE_FUZZ_SECONDS:-60}
+[ "$seconds" = 0 ] || fuzz/run.sh "$seconds"

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "runtime/ir/error.h"
+#include "runtime/ir/memory_cap.h"
 
 namespace hf {
 
@@ -102,6 +103,9 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
         free_bufs.emplace(bufs[buf_of[out]].bytes, buf_of[out]);
   }
 
+  size_t total = 0;
+  for (const Buf& b : bufs) total += b.bytes;
+  check_memory_cap(total, "graph '" + g.name + "': the planned buffers");
   for (Buf& b : bufs) {
     b.ptr = backend_.alloc(b.bytes);
     buffers_.push_back(b.ptr);

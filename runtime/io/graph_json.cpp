@@ -39,10 +39,19 @@ T get(const json& obj, const char* key, const std::string& what) {
 }
 
 Shape get_shape(const json& obj, const char* key, const std::string& what) {
+  // Integers only: nlohmann would convert 2.5 to 2, and 1e128 to int64_t is undefined
+  // behaviour (found by fuzz/fuzz_graph_json).
+  if (obj.contains(key) && obj.at(key).is_array())
+    for (const json& d : obj.at(key))
+      if (!d.is_number_integer()) throw Error(what + ": '" + key + "' must hold integers");
   auto dims = get<std::vector<int64_t>>(obj, key, what);
   for (int64_t d : dims)
     if (d < 0) throw Error(what + ": '" + key + "' has a negative dimension");
-  return Shape(dims.begin(), dims.end());
+  Shape s(dims.begin(), dims.end());
+  // 2^40 elements, like the ONNX importer: beyond it sizes in bytes could overflow.
+  if (!numel_within(s, int64_t{1} << 40))
+    throw Error(what + ": '" + key + "' " + to_string(s) + " has too many elements");
+  return s;
 }
 
 Attr to_attr(const json& v, const std::string& what) {
@@ -80,7 +89,7 @@ Graph build(const json& doc) {
     throw Error("unsupported format version " + doc["version"].dump() + " (this build reads " +
                 std::to_string(kFormatVersion) + ")");
   Graph g;
-  g.name = doc.value("name", std::string("graph"));
+  g.name = doc.contains("name") ? get<std::string>(doc, "name", "graph") : "graph";
 
   auto lookup = [&](const std::string& name, const std::string& what) {
     auto id = g.find_value(name);
@@ -113,7 +122,7 @@ Graph build(const json& doc) {
     std::string what = where(jn, i);
     check_keys(jn, {"name", "op", "mode", "attrs", "inputs", "outputs"}, what);
     Node n;
-    n.name = jn.value("name", std::string());
+    n.name = jn.contains("name") ? get<std::string>(jn, "name", what) : "";
     std::string op = get<std::string>(jn, "op", what);
     auto type = parse_op_type(op);
     if (!type || *type == OpType::Fused) throw Error(what + ": unknown op '" + op + "'");
@@ -160,11 +169,17 @@ Graph parse_graph_json(const std::string& text, const std::string& origin) {
     size_t at = what.find("parse error ");
     what = at == std::string::npos ? what : what.substr(at + 12);
     throw Error(origin + ": malformed JSON " + what);
+  } catch (const json::exception& e) {
+    // A number too large for a double (found by fuzz/fuzz_graph_json), and the like.
+    throw Error(origin + ": malformed JSON: " + e.what());
   }
   try {
     return build(doc);
   } catch (const Error& e) {
     throw Error(origin + ": " + e.what());
+  } catch (const json::exception& e) {
+    // A type the reader did not check (found by fuzz/fuzz_graph_json): still one clear line.
+    throw Error(origin + ": invalid graph: " + e.what());
   }
 }
 

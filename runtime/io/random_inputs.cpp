@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "runtime/ir/memory_cap.h"
 #include "runtime/ops/half.h"
 
 namespace hf {
@@ -21,6 +22,9 @@ std::vector<HostTensor> random_inputs(const Graph& g, uint64_t seed) {
   std::vector<HostTensor> out;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const Value& v = g.value(g.inputs()[i]);
+    check_memory_cap(
+        static_cast<size_t>(numel(v.shape)) * dtype_size(v.dtype),
+        "graph input '" + v.name + "' " + std::string(dtype_name(v.dtype)) + to_string(v.shape));
     HostTensor t(v.dtype, v.shape);
     uint64_t s = seed * 0x100000001b3ull + i;
     InitRange r = v.init.value_or(is_float(v.dtype) ? InitRange{-1, 1} : InitRange{0, 10});

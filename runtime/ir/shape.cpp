@@ -8,6 +8,18 @@ int64_t numel(const Shape& s) {
   return n;
 }
 
+std::optional<int64_t> numel_within(const Shape& s, int64_t max) {
+  int64_t n = 1;
+  for (int64_t d : s) {
+    if (d < 0 || (d != 0 && n > max / d)) return std::nullopt;
+    n *= d;
+  }
+  // A zero dimension after a huge one: the product is 0, but each dimension must still fit.
+  for (int64_t d : s)
+    if (d > max) return std::nullopt;
+  return n;
+}
+
 Strides contiguous_strides(const Shape& s) {
   Strides st(s.size());
   int64_t acc = 1;

@@ -14,6 +14,9 @@ using Shape = std::vector<int64_t>;
 using Strides = std::vector<int64_t>;  // in elements, not bytes
 
 int64_t numel(const Shape& s);
+// The element count when it is at most `max` (and no dimension is negative), else nullopt:
+// for shapes read from files, before numel() could overflow.
+std::optional<int64_t> numel_within(const Shape& s, int64_t max);
 Strides contiguous_strides(const Shape& s);
 
 // NumPy broadcasting of two or more shapes; nullopt if they are incompatible.

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "runtime/ir/memory_cap.h"
+
 namespace hf {
 
 bool TensorView::is_contiguous() const {
@@ -30,6 +32,7 @@ TensorView contiguous_view(void* data, DType dtype, Shape shape) {
 }
 
 void* alloc_host(size_t bytes) {
+  check_memory_cap(bytes, "a host allocation");  // callers that can name the tensor check first
   constexpr size_t kHuge = size_t{2} << 20;
   size_t align = bytes >= kHuge ? kHuge : 64;
   size_t rounded = (bytes + align - 1) / align * align;
