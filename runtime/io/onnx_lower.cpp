@@ -642,8 +642,8 @@ void Importer::lower() {
     if (*out == shape(0)) return alias(0, 0);
     return set_rt(0, op1(OpType::Broadcast, {{"shape", std::vector<int64_t>(out->begin(), out->end())}}, rt(0)));
   }
-  static const std::unordered_set<std::string> fold_only = {
-      "Gather", "Concat", "Slice", "Range", "Tile"};
+  if (lower_nn()) return;  // onnx_lower_nn.cpp
+  static const std::unordered_set<std::string> fold_only = {"Range", "Tile"};
   if (fold_only.count(op))
     unsupported("on run-time data; " + op + " is only folded when its inputs are constants");
   unsupported();
