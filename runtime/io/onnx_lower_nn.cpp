@@ -18,13 +18,15 @@ std::vector<int64_t> ints_or(const OnnxNode& n, const char* name, std::vector<in
 // explicit pads (SAME_UPPER puts the odd padding at the end, SAME_LOWER at the beginning).
 Attrs window_attrs(const OnnxNode& n, const Shape& x, std::vector<int64_t> kernel, bool dilations) {
   if (x.size() != 4)
-    throw Error("input has shape " + to_string(x) +
-                "; only 2-D (N, C, H, W) convolution and pooling are supported");
+    throw Error("input has shape " + to_string(x) + ": " + std::to_string(x.size() - 2) +
+                "-D convolution and pooling are not supported (only 2-D: N, C, H, W)");
   std::vector<int64_t> strides = ints_or(n, "strides", {1, 1});
   std::vector<int64_t> dil = ints_or(n, "dilations", {1, 1});
   std::vector<int64_t> pads = ints_or(n, "pads", {0, 0, 0, 0});
   if (kernel.size() != 2 || strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
-    throw Error("kernel_shape, strides and dilations need 2 entries and pads 4 (2-D only)");
+    throw Error(
+        "kernel_shape, strides and dilations need 2 entries and pads 4 (other ranks are not "
+        "supported)");
   if (!dilations && (dil[0] != 1 || dil[1] != 1))
     throw Error("unsupported attribute: dilations other than 1");
   std::string auto_pad = n.attr_str("auto_pad", "NOTSET");
@@ -54,7 +56,8 @@ void Importer::lower_conv() {
   ValueId x = rt(0), w = rt(1);
   const Shape& ws = shape_of(w);
   if (ws.size() != 4)
-    throw Error("weight has shape " + to_string(ws) + "; only 2-D convolution is supported");
+    throw Error("weight has shape " + to_string(ws) +
+                ": only 2-D convolution is supported (other ranks are not supported)");
   std::vector<int64_t> kernel = ints_or(*cur_, "kernel_shape", {ws[2], ws[3]});
   if (kernel != std::vector<int64_t>{ws[2], ws[3]})
     throw Error("kernel_shape does not match the weight " + to_string(ws));
