@@ -9,6 +9,9 @@ packages=(
   nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libopenblas-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   graphviz
+  # models/export_models.py (the real-model tests, tests/models.cmake): Debian's torch,
+  # torchvision and onnx for /usr/bin/python3.
+  python3-torch python3-torchvision python3-onnx
   # hotfuse-view (viewer/, docs/viewer.md): Dear ImGui, GLFW, Graphviz's libgvc, stb; Xvfb and
   # Mesa's software OpenGL for its headless screenshot test; DejaVu fonts for the UI.
   pkg-config libimgui-dev libglfw3-dev libgl-dev libgraphviz-dev libstb-dev

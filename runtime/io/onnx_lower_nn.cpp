@@ -18,8 +18,8 @@ std::vector<int64_t> ints_or(const OnnxNode& n, const char* name, std::vector<in
 // explicit pads (SAME_UPPER puts the odd padding at the end, SAME_LOWER at the beginning).
 Attrs window_attrs(const OnnxNode& n, const Shape& x, std::vector<int64_t> kernel, bool dilations) {
   if (x.size() != 4)
-    throw Error("input has shape " + to_string(x) + ": " + std::to_string(x.size() - 2) +
-                "-D convolution and pooling are not supported (only 2-D: N, C, H, W)");
+    throw Error("input has shape " + to_string(x) +
+                ": convolution and pooling of rank other than 4 (N, C, H, W) are not supported");
   std::vector<int64_t> strides = ints_or(n, "strides", {1, 1});
   std::vector<int64_t> dil = ints_or(n, "dilations", {1, 1});
   std::vector<int64_t> pads = ints_or(n, "pads", {0, 0, 0, 0});
