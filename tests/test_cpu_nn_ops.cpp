@@ -55,6 +55,9 @@ void expect_matches_reference(const Graph& g, double rtol, double atol = 1e-5) {
   }
 }
 
+std::string error_of(const std::string& op, const std::string& attrs, const std::string& inputs,
+                     const std::string& names);
+
 Shape out_shape(const Graph& g) {
   return g.value(g.outputs()[0]).shape;
 }
@@ -165,6 +168,17 @@ TEST(NnOps, PoolingMatchesTheReference) {
     EXPECT_EQ(out_shape(g), c.expect);
     expect_matches_reference(g, 1e-6);
   }
+}
+
+TEST(NnOps, MaxPoolOfBytes) {
+  Graph g =
+      one_node("MaxPool", R"({"kernel_shape": [3,3], "strides": [2,2], "pads": [1,1,1,1]})",
+               R"({"name": "x", "dtype": "u8", "shape": [1,2,7,6], "init": [0, 256]})", R"("x")");
+  expect_matches_reference(g, 0, 0);
+  EXPECT_NE(
+      error_of("AveragePool", R"({"kernel_shape": [2,2]})", f32("x", "[1,1,4,4]", "u8"), R"("x")")
+          .find("needs a float input"),
+      std::string::npos);
 }
 
 TEST(NnOps, MaxPoolPropagatesNaN) {

@@ -71,7 +71,7 @@ void pool2d(bool max, const PoolGeometry& g, const TensorView& x, const TensorVi
   const int64_t in_plane = w.in[0] * w.in[1], out_plane = w.out[0] * w.out[1];
   visit_dtype(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (kIsFloatStorage<T>) {
+    if constexpr (kIsFloatStorage<T> || std::is_same_v<T, u8>) {  // u8: MaxPool, exact in f32
       const T* src = x.as<const T>();
       T* dst = out.as<T>();
       const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(out_plane, 1));
@@ -80,7 +80,7 @@ void pool2d(bool max, const PoolGeometry& g, const TensorView& x, const TensorVi
           plane(max, g, src + p * in_plane, dst + p * out_plane, rows, cols);
       });
     } else {
-      throw std::invalid_argument("pool2d: needs a float type");
+      throw std::invalid_argument("pool2d: needs a float type (or u8 for MaxPool)");
     }
   });
 }

@@ -158,7 +158,9 @@ std::vector<ValueType> infer_nn_outputs(const Node& n, const std::vector<ValueTy
     }
     case OpType::MaxPool:
     case OpType::AveragePool: {
-      if (!is_float(in[0].dtype)) fail(n, "needs a float input");
+      bool u8_max = n.op == OpType::MaxPool && in[0].dtype == DType::U8;  // exact in f32
+      if (!is_float(in[0].dtype) && !u8_max)
+        fail(n, n.op == OpType::MaxPool ? "needs a float or u8 input" : "needs a float input");
       PoolGeometry p = pool_geometry(n, in[0].shape);
       return {{in[0].dtype, {p.n, p.c, p.win.out[0], p.win.out[1]}}};
     }

@@ -24,8 +24,11 @@ void store(const TensorView& t, int64_t i, double v) {
     case DType::BF16:
       t.as<bf16>()[i] = to_bf16(static_cast<float>(v));
       break;
+    case DType::U8:
+      t.as<uint8_t>()[i] = static_cast<uint8_t>(v);
+      break;
     default:
-      throw std::logic_error("reference_nn: float outputs only");
+      throw std::logic_error("reference_nn: float or u8 outputs only");
   }
 }
 
