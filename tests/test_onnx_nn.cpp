@@ -156,6 +156,17 @@ TEST(OnnxNn, OldOpsetSliceAndEqualSplit) {
   EXPECT_EQ(r[2], (std::vector<float>{4, 5}));
 }
 
+TEST(OnnxNn, GemmTransposesAConstantWeightAtImport) {
+  Model m;
+  m.input("x", TP::FLOAT, {1, 3});
+  m.init_floats("w", {2, 3}, {1, 2, 3, 4, 5, 6});  // [out, in], as torch's Linear stores it
+  set_i(m.node("Gemm", {"x", "w"}, {"y"}), "transB", 1);
+  m.output("y");
+  Graph g = import(m);
+  for (const Node& n : g.nodes()) EXPECT_FALSE(!n.dead && n.op == OpType::Dimshuffle);
+  EXPECT_EQ(run(g, {{1, 10, 100}})[0], (std::vector<float>{321, 654}));
+}
+
 TEST(OnnxNn, UnsupportedAttributesNameTheNode) {
   auto conv_model = [](const std::string& auto_pad, std::vector<int64_t> xdims) {
     Model m;
