@@ -324,6 +324,9 @@ TEST(NnOps, FusionTreatsThemAsBarriersWithAReason) {
   }
   ASSERT_EQ(det.regions.size(), 1u);  // exp + negate
   expect_matches_reference(g, 1e-5);
+  // The JSON format carries their attributes through a round trip unchanged.
+  std::string text2 = write_graph_json(g);
+  EXPECT_EQ(write_graph_json(parse_graph_json(text2, "again")), text2);
 }
 
 }  // namespace
