@@ -80,16 +80,19 @@ std::string host_compiler_identity() {
   return cache[cxx] = cxx + "|" + first;
 }
 
-std::string host_cache_identity() {
-  static const std::string cpu = cpu_fingerprint();
-  // The headers generated code includes (math, ABI) are part of what a cached library is:
-  // a changed header must never load a library built against the old one.
-  static const std::string headers = [] {
+const std::string& embedded_headers_digest() {
+  static const std::string digest = [] {
     std::string all;
     for (const EmbeddedHeader& h : embedded_headers())
       all += std::string(h.path) + '\0' + std::string(h.contents) + '\0';
     return sha256_hex(all);
   }();
+  return digest;
+}
+
+std::string host_cache_identity() {
+  static const std::string cpu = cpu_fingerprint();
+  const std::string& headers = embedded_headers_digest();
   std::string s = host_compiler_identity();
   for (const std::string& f : host_compile_flags()) s += " " + f;
   return s + "|cpu=" + cpu + "|headers=" + headers;

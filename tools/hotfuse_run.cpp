@@ -28,7 +28,13 @@
 #include "runtime/io/onnx_import.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/ir/error.h"
+#include "runtime/session/backend_select.h"
 #include "runtime/session/fuse_graph.h"
+#include "runtime/session/fusing_cuda_backend.h"
+#if HF_HAVE_CUDA_BACKEND
+#include "profiler/cupti_profile.h"
+#include "runtime/cuda/copy_probe.h"
+#endif
 #include "runtime/session/fusing_backend.h"
 #include "runtime/session/session.h"
 #include "runtime/session/session_report.h"
@@ -66,11 +72,12 @@ struct Measured {
   std::vector<HostTensor> outputs;  // copies: executor views die with the next run
 };
 
-std::vector<HostTensor> copies(std::span<const TensorView> views) {
+// Host copies of a backend's output views (device memory on CUDA).
+std::vector<HostTensor> copies(Backend& backend, std::span<const TensorView> views) {
   std::vector<HostTensor> out;
   for (const TensorView& v : views) {
     HostTensor t(v.dtype, v.shape);
-    std::memcpy(t.data(), v.data, t.bytes());
+    backend.download(t.data(), v.data, t.bytes());
     out.push_back(std::move(t));
   }
   return out;
@@ -96,7 +103,7 @@ Measured measure(const Graph& g, Backend& backend, const std::vector<TensorView>
   m.median_ms = median_of(iter_s) * 1e3;
   m.kernels = static_cast<int>(exec.plan().steps().size());
   m.rows = op_rows(g, exec.plan(), times);
-  m.outputs = copies(out);
+  m.outputs = copies(backend, out);
   return m;
 }
 
@@ -233,7 +240,7 @@ int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
     out = session.run(views);
     print_events();
   }
-  std::vector<HostTensor> fused = copies(out);
+  std::vector<HostTensor> fused = copies(cpu_backend, out);
 
   std::cout << "\nunfused profile (" << o.profile_iters << " iterations):\n";
   std::vector<OpRow> rows = rows_of(session.unfused_ops());
@@ -249,7 +256,7 @@ int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
 
   // The session validated every swap; check the final outputs end to end as well.
   Executor reference(g, cpu_backend);
-  double worst = check_outputs(g, copies(reference.run(views)), fused);
+  double worst = check_outputs(g, copies(cpu_backend, reference.run(views)), fused);
   double before = session.median_ms(Phase::Profiling);
   double after = session.median_ms(Phase::Steady);
   int kept = 0;
@@ -279,21 +286,111 @@ int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
   return 0;
 }
 
+#if HF_HAVE_CUDA_BACKEND
+// Graph inputs copied into the CUDA backend's memory once: iterations time kernels only.
+struct DeviceInputs {
+  Backend& backend;
+  std::vector<void*> buffers;
+  std::vector<TensorView> views;
+  DeviceInputs(Backend& b, const std::vector<HostTensor>& host) : backend(b) {
+    for (const HostTensor& t : host) {
+      buffers.push_back(b.alloc(t.bytes()));
+      b.upload(buffers.back(), t.data(), t.bytes());
+      views.push_back(contiguous_view(buffers.back(), t.dtype(), t.shape()));
+    }
+  }
+  ~DeviceInputs() {
+    for (void* p : buffers) backend.free(p);
+  }
+};
+
+// Device time per op from CUPTI, and the cost of recording it; without CUPTI one warning
+// and CUDA-event timing around every step instead.
+void print_device_profile(const Graph& g, Backend& b, const cuda::CudaBackend& gpu,
+                          const std::vector<TensorView>& in, const Options& o, const char* what) {
+  static bool warned = false;
+  cuda::CuptiProfile p = cuda::profile_with_cupti(g, b, gpu, in, o.iters);
+  if (!p.cupti && !warned) {
+    std::cerr << "hotfuse-run: CUPTI unavailable (" << p.why_not
+              << "); device times come from CUDA events around each step\n";
+    warned = true;
+  }
+  std::cout << "\n" << what << ", device time per op (";
+  if (p.cupti)
+    std::cout << "CUPTI, " << p.records << " records, " << p.uncorrelated << " without a node, "
+              << p.dropped << " dropped";
+  else
+    std::cout << "CUDA events";
+  std::cout << "; profiling overhead " << 100 * p.overhead() << "%: " << p.plain_ms << " -> "
+            << p.traced_ms << " ms per iteration):\n";
+  print_op_table(std::cout, p.rows);
+}
+
+// --backend cuda (or auto on a GPU machine) with --fusion off|static|all: the unfused run
+// on the CUDA backend, then the fused graph with NVRTC kernels, checked against it.
+int run_cuda(const Options& o, const Graph& g, cuda::CudaBackend& gpu, fusion::FusionLevel level,
+             const std::vector<HostTensor>& inputs, dump::DumpDir* dir) {
+  const cuda::DeviceStatus& dev = gpu.device();
+  std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count()
+            << " nodes; cuda " << dev.name << "; " << o.iters << " iterations after " << o.warmup
+            << " warm-up\n";
+  std::cout << "device-to-device copy: " << cuda::d2d_copy_gbps(gpu) << " GB/s\n";
+  DeviceInputs in(gpu, inputs);
+  Measured before = measure(g, gpu, in.views, o);
+  std::cout << "\nunfused: " << before.kernels << " kernels, median " << before.median_ms
+            << " ms per iteration\n";
+  print_op_table(std::cout, before.rows);
+  print_device_profile(g, gpu, gpu, in.views, o, "unfused");
+  if (level == fusion::FusionLevel::Off) {
+    if (!o.report.empty()) write_report(o.report, g, o, before, nullptr, nullptr);
+    dump_fusion(dir, g, o, before, nullptr, nullptr);
+    return 0;
+  }
+  if (fusion::jit_backend_from_env() == "CPU")  // a bad value throws
+    std::cerr << "hotfuse-run: MGB_JIT_BACKEND=CPU needs the CPU backend; this run is on CUDA, "
+                 "so kernels are generated for NVRTC\n";
+  CudaKernelCache cache(dev.device, dev.arch, CudaKernelCache::default_disk());
+  FusionResult fused = fuse_graph(g, level, [&cache](const auto& spec, const auto& origin) {
+    return cache.ensure(spec, origin);
+  });
+  for (const std::string& f : fused.failures) std::cerr << "hotfuse-run: " << f << "\n";
+  FusingCudaBackend fusing(gpu, cache);
+  Measured after = measure(fused.graph, fusing, in.views, o);
+  std::cout << "\nfused (--fusion " << o.fusion << "): " << after.kernels << " kernels, median "
+            << after.median_ms << " ms per iteration\n";
+  print_op_table(std::cout, after.rows);
+  print_device_profile(fused.graph, fusing, gpu, in.views, o, "fused");
+  double worst = check_outputs(g, before.outputs, after.outputs);
+  std::cout << "\nkernels " << before.kernels << " -> " << after.kernels << "; " << before.median_ms
+            << " ms -> " << after.median_ms << " ms per iteration ("
+            << before.median_ms / after.median_ms << "x); compile " << fused.compile_ms_total
+            << " ms (" << fused.compiled << " compiled, " << fused.cache_hits
+            << " from cache); outputs match unfused (worst element within " << worst
+            << " of its tolerance)\n";
+  if (!o.report.empty()) write_report(o.report, g, o, before, &after, &fused);
+  dump_fusion(dir, g, o, before, &after, &fused);
+  return 0;
+}
+#endif
+
 int run(const Options& o) {
-  if (o.backend == "cuda")
-    throw Error("--backend cuda: this build has no CUDA backend; use --backend cpu or auto");
+  // Refused before the graph is read: a missing device costs nothing.
+  BackendChoice choice = choose_backend(o.backend, o.fusion == "adaptive");
   auto level = fusion::parse_fusion_level(o.fusion == "adaptive" ? "all" : o.fusion);
   Graph g = is_onnx_path(o.graph) ? read_graph_onnx(o.graph) : read_graph_json(o.graph);
   // Checked before anything runs: a refused directory costs nothing.
   std::optional<dump::DumpDir> dump_dir;
   if (!o.dump.empty()) dump_dir.emplace(o.dump, o.force);
   dump::DumpDir* dir = dump_dir ? &*dump_dir : nullptr;
+  if (!choice.line.empty()) std::cout << choice.line << "\n";
+  std::vector<HostTensor> inputs = random_inputs(g, o.seed);
+#if HF_HAVE_CUDA_BACKEND
+  if (choice.cuda)
+    return run_cuda(o, g, static_cast<cuda::CudaBackend&>(*choice.cuda), *level, inputs, dir);
+#endif
   cpu::ThreadPool pool(o.threads);
   cpu::CpuBackend cpu_backend(&pool);
-  if (o.backend == "auto")
-    std::cout << "backend auto: using cpu (this build has no CUDA backend)\n";
 
-  std::vector<HostTensor> inputs = random_inputs(g, o.seed);
   std::vector<TensorView> views;
   for (const HostTensor& t : inputs) views.push_back(t.view());
   if (o.fusion != "off" && fusion::jit_backend_from_env() == "NVRTC")  // a bad value throws

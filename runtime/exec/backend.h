@@ -4,6 +4,7 @@
 // backend implements the same interface. A Kernel is built once per node at plan time
 // (where it may precompute anything shape-dependent) and run every iteration.
 #pragma once
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -30,6 +31,10 @@ class Backend {
   virtual void free(void* p) = 0;
   // Blocks until all work issued so far has finished (a no-op on the CPU).
   virtual void sync() {}
+  // Copies between host memory and memory from alloc() (a device's, on the CUDA backend):
+  // graph inputs go in and outputs come out this way. Synchronous; memcpy on the CPU.
+  virtual void upload(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+  virtual void download(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 };
 
 }  // namespace hf

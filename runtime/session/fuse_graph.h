@@ -5,6 +5,7 @@
 // (or taken from the caches) and replaces its nodes; a region whose kernel fails to
 // compile stays unfused, and the failure is reported, never fatal.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,12 @@ struct FusionResult {
 };
 
 FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level, fusion::CpuKernelCache& cache);
+
+// The same with any kernel cache (the CUDA backend's CudaKernelCache::ensure): `ensure`
+// generates, compiles or loads the kernel of a spec and says how it went.
+using EnsureKernel = std::function<fusion::CompileOutcome(const fusion::KernelSpec& spec,
+                                                          const std::string& origin)>;
+FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level, const EnsureKernel& ensure);
 
 // Steps one iteration runs: live nodes except Constants (computed when the plan is built).
 int kernel_count(const Graph& g);

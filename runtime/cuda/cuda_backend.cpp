@@ -1,0 +1,287 @@
+#include "runtime/cuda/cuda_backend.h"
+
+#include <cublas_v2.h>
+
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/cuda/caching_allocator.h"
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/kernels.h"
+#include "runtime/cuda/matmul.h"
+#include "runtime/ops/op_table.h"
+
+namespace hf::cuda {
+
+namespace {
+
+cudaStream_t as_stream(void* s) {
+  return static_cast<cudaStream_t>(s);
+}
+
+// The element strides of `v` read as `to` (broadcast: 0 on expanded axes), as EwParams wants.
+void set_strides(i64* dst, const Shape& own, const Shape& to) {
+  TensorView v = contiguous_view(nullptr, DType::F32, own);
+  if (own != to) v = v.broadcast_to(to);
+  for (size_t d = 0; d < to.size(); ++d) dst[d] = v.strides[d];
+}
+
+EwParams base_params(const Node& n, const Shape& out_shape, DType in, DType out) {
+  if (out_shape.size() > static_cast<size_t>(kMaxRank))
+    throw Error(describe(n) + ": rank " + std::to_string(out_shape.size()) +
+                " exceeds the CUDA kernels' " + std::to_string(kMaxRank));
+  EwParams p;
+  p.rank = static_cast<int>(out_shape.size());
+  for (int d = 0; d < p.rank; ++d) p.shape[d] = out_shape[d];
+  p.numel = numel(out_shape);
+  p.in_dtype = in;
+  p.out_dtype = out;
+  p.nin = 1;
+  p.dense = true;
+  return p;
+}
+
+// A kernel whose launch parameters are fixed at plan time; run() only fills in pointers.
+class EwKernel final : public Kernel {
+ public:
+  enum class Kind { Elemwise, Convert, Pow };
+  EwKernel(Kind kind, EwParams p, const CudaBackend& b, Mode mode = Mode::ADD, float e = 0)
+      : kind_(kind),
+        p_(p),
+        stream_(as_stream(b.stream())),
+        sms_(b.device().sm_count),
+        mode_(mode),
+        e_(e) {}
+  void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    for (int k = 0; k < p_.nin; ++k) p_.in[k] = in[k].data;
+    p_.out = out[0].data;
+    switch (kind_) {
+      case Kind::Elemwise:
+        launch_elemwise(mode_, p_, stream_, sms_);
+        break;
+      case Kind::Convert:
+        launch_type_convert(p_, stream_, sms_);
+        break;
+      case Kind::Pow:
+        launch_pow_const(p_, e_, stream_, sms_);
+        break;
+    }
+  }
+
+ private:
+  Kind kind_;
+  EwParams p_;
+  cudaStream_t stream_;
+  int sms_;
+  Mode mode_;
+  float e_;
+};
+
+class ReduceKernel final : public Kernel {
+ public:
+  ReduceKernel(ReduceMode mode, ReduceParams p, const CudaBackend& b)
+      : mode_(mode), p_(p), stream_(as_stream(b.stream())), sms_(b.device().sm_count) {}
+  void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    p_.in = in[0].data;
+    p_.out = out[0].data;
+    launch_reduce(mode_, p_, stream_, sms_);
+  }
+
+ private:
+  ReduceMode mode_;
+  ReduceParams p_;
+  cudaStream_t stream_;
+  int sms_;
+};
+
+class MatMulKernel final : public Kernel {
+ public:
+  explicit MatMulKernel(cublasHandle_t h) : h_(h) {}
+  void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    matmul(h_, in[0], in[1], out[0]);
+  }
+
+ private:
+  cublasHandle_t h_;
+};
+
+// Reshape: the bytes do not change.
+class MemcpyKernel final : public Kernel {
+ public:
+  explicit MemcpyKernel(cudaStream_t s) : stream_(s) {}
+  void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    size_t bytes = static_cast<size_t>(out[0].numel()) * dtype_size(out[0].dtype);
+    if (bytes && in[0].data != out[0].data)
+      cuda_check(cudaMemcpyAsync(out[0].data, in[0].data, bytes, cudaMemcpyDeviceToDevice, stream_),
+                 "cudaMemcpyAsync (Reshape)");
+  }
+
+ private:
+  cudaStream_t stream_;
+};
+
+// Constants run once at plan time: computed by the CPU backend's kernel, then uploaded.
+class ConstantKernel final : public Kernel {
+ public:
+  ConstantKernel(std::unique_ptr<Kernel> cpu, CudaBackend& b) : cpu_(std::move(cpu)), b_(b) {}
+  void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    HostTensor host(out[0].dtype, out[0].shape);
+    TensorView hv = host.view();
+    cpu_->run(in, std::span<const TensorView>(&hv, 1));
+    b_.upload(out[0].data, host.data(), host.bytes());
+  }
+
+ private:
+  std::unique_ptr<Kernel> cpu_;
+  CudaBackend& b_;
+};
+
+ReduceParams reduce_params(const Graph& g, const Node& n) {
+  const Value& in = g.value(n.inputs[0]);
+  const int rank = static_cast<int>(in.shape.size());
+  if (rank > kMaxRank) throw Error(describe(n) + ": rank too large for the CUDA kernels");
+  std::vector<int> axes = reduce_axes(n, rank);
+  TensorView v = contiguous_view(nullptr, in.dtype, in.shape);
+  ReduceParams p;
+  p.dtype = in.dtype;
+  p.outputs = 1;
+  p.len = 1;
+  std::vector<bool> reduced(rank, false);
+  for (int a : axes) reduced[a] = true;
+  for (int d = 0; d < rank; ++d) {
+    if (reduced[d]) {
+      p.red_shape[p.red_rank] = in.shape[d];
+      p.red_strides[p.red_rank++] = v.strides[d];
+      p.len *= in.shape[d];
+    } else {
+      p.kept_shape[p.kept_rank] = in.shape[d];
+      p.kept_strides[p.kept_rank++] = v.strides[d];
+      p.outputs *= in.shape[d];
+    }
+  }
+  p.warp_per_output = rank > 0 && reduced[rank - 1] && p.len >= 32;
+  return p;
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend() {
+  const DeviceStatus& s = device_status();
+  if (!s.usable) throw Error("no CUDA device: " + s.reason);
+  cuda_check(cudaSetDevice(s.device), "cudaSetDevice");
+  cudaStream_t st = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
+  stream_ = st;
+  cublasHandle_t h = nullptr;
+  cublasStatus_t cs = cublasCreate(&h);
+  if (cs != CUBLAS_STATUS_SUCCESS) {
+    cudaStreamDestroy(st);
+    throw Error(std::string("cuBLAS: cublasCreate: ") + cublasGetStatusString(cs));
+  }
+  cublasSetStream(h, st);
+  cublas_ = h;
+  alloc_ = std::make_unique<CachingAllocator>();
+}
+
+CudaBackend::~CudaBackend() {
+  if (stream_) cudaStreamSynchronize(as_stream(stream_));
+  alloc_.reset();
+  if (cublas_) cublasDestroy(static_cast<cublasHandle_t>(cublas_));
+  if (stream_) cudaStreamDestroy(as_stream(stream_));
+}
+
+void* CudaBackend::alloc(size_t bytes) {
+  return alloc_->alloc(bytes);
+}
+void CudaBackend::free(void* p) {
+  alloc_->free(p);
+}
+
+void CudaBackend::sync() {
+  cuda_check(cudaStreamSynchronize(as_stream(stream_)), "a kernel on the CUDA stream");
+}
+
+void CudaBackend::upload(void* dst, const void* src, size_t bytes) {
+  cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, as_stream(stream_)),
+             "cudaMemcpyAsync host to device (" + std::to_string(bytes) + " bytes)");
+  sync();  // pageable host memory: the caller may reuse `src` when this returns
+}
+
+void CudaBackend::download(void* dst, const void* src, size_t bytes) {
+  cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, as_stream(stream_)),
+             "cudaMemcpyAsync device to host (" + std::to_string(bytes) + " bytes)");
+  sync();
+}
+
+std::unique_ptr<Kernel> CudaBackend::make_kernel(const Graph& g, const Node& n) {
+  if (n.op == OpType::Constant)
+    return std::make_unique<ConstantKernel>(cpu::CpuBackend().make_kernel(g, n), *this);
+  const Value& out = g.value(n.outputs[0]);
+  const Value& in0 = g.value(n.inputs[0]);
+  auto unsupported = [&](const std::string& why) {
+    return Error(describe(n) + ": not supported by the CUDA backend: " + why);
+  };
+  switch (n.op) {
+    case OpType::Elemwise: {
+      EwParams p = base_params(n, out.shape, in0.dtype, out.dtype);
+      p.nin = static_cast<int>(n.inputs.size());
+      if (p.nin > kMaxEwInputs) throw unsupported("more than 4 inputs");
+      for (int k = 0; k < p.nin; ++k) {
+        const Shape& s = g.value(n.inputs[k]).shape;
+        set_strides(p.in_strides[k], s, out.shape);
+        p.dense = p.dense && s == out.shape;
+      }
+      if (!elemwise_supported(n.mode, in0.dtype))
+        throw unsupported(std::string(mode_info(n.mode).name) + " of " +
+                          std::string(dtype_name(in0.dtype)));
+      return std::make_unique<EwKernel>(EwKernel::Kind::Elemwise, p, *this, n.mode);
+    }
+    case OpType::PowC: {
+      if (!is_float(in0.dtype)) throw unsupported("PowC of " + std::string(dtype_name(in0.dtype)));
+      EwParams p = base_params(n, out.shape, in0.dtype, out.dtype);
+      return std::make_unique<EwKernel>(EwKernel::Kind::Pow, p, *this, Mode::ADD,
+                                        static_cast<float>(n.attr_float("exponent")));
+    }
+    case OpType::TypeCvt: {
+      EwParams p = base_params(n, out.shape, in0.dtype, out.dtype);
+      set_strides(p.in_strides[0], in0.shape, out.shape);
+      return std::make_unique<EwKernel>(EwKernel::Kind::Convert, p, *this);
+    }
+    case OpType::Broadcast: {
+      EwParams p = base_params(n, out.shape, in0.dtype, out.dtype);
+      set_strides(p.in_strides[0], in0.shape, out.shape);
+      p.dense = in0.shape == out.shape;
+      return std::make_unique<EwKernel>(EwKernel::Kind::Convert, p, *this);
+    }
+    case OpType::Dimshuffle: {
+      EwParams p = base_params(n, out.shape, in0.dtype, out.dtype);
+      std::vector<int> perm = dimshuffle_perm(n, in0.shape.size());
+      TensorView src = contiguous_view(nullptr, in0.dtype, in0.shape);
+      for (size_t d = 0; d < perm.size(); ++d)
+        p.in_strides[0][d] = perm[d] >= 0 ? src.strides[perm[d]] : 0;
+      p.dense = false;
+      return std::make_unique<EwKernel>(EwKernel::Kind::Convert, p, *this);
+    }
+    case OpType::Reshape:
+      return std::make_unique<MemcpyKernel>(as_stream(stream_));
+    case OpType::Reduce:
+      return std::make_unique<ReduceKernel>(*parse_reduce_mode(n.attr_str("mode")),
+                                            reduce_params(g, n), *this);
+    case OpType::MatMul:
+      if (!is_float(in0.dtype))
+        throw unsupported("MatMul of " + std::string(dtype_name(in0.dtype)));
+      return std::make_unique<MatMulKernel>(static_cast<cublasHandle_t>(cublas_));
+    case OpType::Fused:
+      throw Error(describe(n) + ": fused nodes run through the session's CUDA fusion backend");
+    case OpType::Constant:
+      break;
+    case OpType::Conv:  // CPU only so far (issue 7); cuDNN is the plan
+    case OpType::MaxPool:
+    case OpType::AveragePool:
+    case OpType::Concat:
+    case OpType::Slice:
+    case OpType::Gather:
+      break;
+  }
+  throw unsupported("no kernel");
+}
+
+}  // namespace hf::cuda

@@ -1,0 +1,41 @@
+// The CUDA backend: graph nodes mapped onto the AOT kernels of kernels.h (and cuBLAS for
+// MatMul), run in order on one stream, in memory from a caching allocator. docs/cuda.md.
+//
+// Plans hold device memory: callers move graph inputs in and outputs out with
+// Backend::upload / download. No CUDA header here, so the launcher includes it freely.
+#pragma once
+#include <memory>
+
+#include "runtime/cuda/device.h"
+#include "runtime/exec/backend.h"
+
+namespace hf::cuda {
+
+class CachingAllocator;
+
+class CudaBackend final : public Backend {
+ public:
+  // Device 0. hf::Error "no CUDA device: <reason>" when device_status() says it is unusable.
+  CudaBackend();
+  ~CudaBackend() override;
+  std::string_view name() const override { return "cuda"; }
+  // hf::Error naming the node for an op or dtype without a CUDA kernel (Fused nodes are run
+  // by the session's FusingCudaBackend).
+  std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) override;
+  void* alloc(size_t bytes) override;
+  void free(void* p) override;
+  void sync() override;  // cudaStreamSynchronize; reports faults of earlier kernels
+  void upload(void* dst, const void* src, size_t bytes) override;
+  void download(void* dst, const void* src, size_t bytes) override;
+
+  void* stream() const { return stream_; }  // cudaStream_t
+  const DeviceStatus& device() const { return device_status(); }
+  CachingAllocator& allocator() { return *alloc_; }
+
+ private:
+  void* stream_ = nullptr;  // cudaStream_t
+  void* cublas_ = nullptr;  // cublasHandle_t
+  std::unique_ptr<CachingAllocator> alloc_;
+};
+
+}  // namespace hf::cuda

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# hotfuse-run's backend selection on this machine (tests/cuda.cmake): usage: cuda_cli.sh HOTFUSE_RUN GRAPH
+set -u
+run=$1 graph=$2
+fail() { echo "FAIL: $*"; exit 1; }
+out=$("$run" "$graph" --backend cuda --fusion off --iters 2 --warmup 1 2>&1); rc=$?
+if [ $rc = 0 ]; then
+  echo "$out" | grep -q '^backend cuda: using cuda (' || fail "cuda ran without saying so: $out"
+  out=$("$run" "$graph" --backend auto --fusion all --iters 2 --warmup 1 2>&1) || fail "auto on a GPU: $out"
+  echo "$out" | grep -q '^backend auto: using cuda (' || fail "auto did not pick cuda: $out"
+  echo "$out" | grep -q 'outputs match unfused' || fail "fused on cuda not checked: $out"
+  echo "ok (GPU machine)"
+  exit 0
+fi
+[ $rc = 2 ] || fail "--backend cuda without a usable device: exit $rc, expected 2: $out"
+[ "$(echo "$out" | wc -l)" = 1 ] || fail "expected one line: $out"
+echo "$out" | grep -q '^hotfuse-run: --backend cuda: ' || fail "unclear message: $out"
+reason=${out#hotfuse-run: --backend cuda: }
+out=$("$run" "$graph" --backend auto --fusion off --iters 2 --warmup 1 2>&1) || fail "auto: $out"
+[ "$(echo "$out" | grep -c '^backend auto: ')" = 1 ] || fail "auto must say once which backend: $out"
+echo "$out" | grep -qF "backend auto: using cpu ($reason)" || fail "auto's reason differs: $out"
+echo "$out" | grep -q '; cpu, ' || fail "auto did not run on the cpu: $out"
+# Adaptive fusion (the default) stays on the CPU, and cuda refuses it with exit code 2.
+"$run" "$graph" --backend cuda --iters 2 --warmup 1 >/dev/null 2>&1; rc=$?
+[ $rc = 2 ] || fail "--backend cuda --fusion adaptive: exit $rc, expected 2"
+echo "ok (no usable CUDA device: $reason)"

@@ -1,0 +1,452 @@
+// The CUDA backend. What runs on any machine: backend selection and its reasons, the
+// allocator's size classes, the PTX cache key, NVRTC compiles of the fused kernels the
+// CUDA path launches, and CUPTI's loader degrading cleanly. What needs a GPU (skipped with
+// the runtime's reason otherwise): every op against the CPU backend in f32/f16/bf16, fused
+// against unfused on every example and on random DAGs, the PTX disk cache and the per-device
+// function cache on a second run, CUPTI records mapped to the right nodes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+
+#include "fusion/codegen_cuda.h"
+#include "fusion/detect.h"
+#include "fusion/nvrtc_compiler.h"
+#include "fusion/region_spec.h"
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/exec/compare.h"
+#include "runtime/exec/executor.h"
+#include "runtime/io/graph_json.h"
+#include "runtime/io/random_inputs.h"
+#include "runtime/ir/error.h"
+#include "runtime/ops/op_table.h"
+#include "runtime/session/backend_select.h"
+#include "runtime/session/fuse_graph.h"
+#include "tests/support/jit_env.h"
+#include "tests/support/random_dag.h"
+#include "tests/support/scoped_env.h"
+#if HF_HAVE_CUDA_BACKEND
+#include "profiler/cupti_profile.h"
+#include "profiler/cupti_tracer.h"
+#include "runtime/cuda/caching_allocator.h"
+#include "runtime/cuda/cuda_backend.h"
+#include "runtime/session/fusing_cuda_backend.h"
+#endif
+
+namespace hf {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kExamples[] = {"abc",  "ab_plus_c", "gelu_chain",     "activation_chain",
+                                 "adam", "layernorm", "bias_activation"};
+
+Graph example(const std::string& name) {
+  return read_graph_json(std::string(HF_SOURCE_DIR) + "/traces/graphs/" + name + ".json");
+}
+
+// ---- everywhere ---------------------------------------------------------------------------
+
+TEST(CudaBackendSelect, AutoFallsBackToCpuWithOneReasonAndCudaIsRefused) {
+  std::string why = cuda_unavailable_reason();
+  if (why.empty()) GTEST_SKIP() << "a CUDA device is present: the fallback cannot be observed";
+  BackendChoice c = choose_backend("auto", false);
+  EXPECT_EQ(c.cuda, nullptr);
+  EXPECT_EQ(c.line, "backend auto: using cpu (" + why + ")");
+  EXPECT_EQ(c.line.find('\n'), std::string::npos);
+  try {
+    choose_backend("cuda", false);
+    ADD_FAILURE() << "--backend cuda accepted without a device";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "--backend cuda: " + why);
+  }
+  EXPECT_EQ(choose_backend("cpu", false).cuda, nullptr);
+  EXPECT_TRUE(choose_backend("cpu", false).line.empty());
+  EXPECT_THROW(choose_backend("tpu", false), Error);
+}
+
+TEST(CudaBackendSelect, AdaptiveFusionStaysOnTheCpu) {
+  BackendChoice c = choose_backend("auto", true);
+  EXPECT_EQ(c.cuda, nullptr);
+  EXPECT_NE(c.line.find("backend auto: using cpu ("), std::string::npos) << c.line;
+  EXPECT_THROW(choose_backend("cuda", true), Error);
+}
+
+#if HF_HAVE_CUDA_BACKEND
+
+TEST(CudaBackendSelect, NoDeviceReasonComesFromTheRuntime) {
+  const cuda::DeviceStatus& s = cuda::device_status();
+  if (s.usable) GTEST_SKIP() << "a CUDA device is present: " << s.name;
+  EXPECT_FALSE(s.reason.empty());
+  EXPECT_EQ(cuda_unavailable_reason(), "no CUDA device: " + s.reason);
+  EXPECT_THROW(cuda::CudaBackend(), Error);
+}
+
+TEST(CudaAllocator, SizeClassesRoundUpAndStayClose) {
+  using cuda::CachingAllocator;
+  EXPECT_EQ(CachingAllocator::bucket(0), 512u);
+  EXPECT_EQ(CachingAllocator::bucket(1), 512u);
+  EXPECT_EQ(CachingAllocator::bucket(513), 1024u);
+  for (size_t b : {size_t(1) << 20, (size_t(1) << 20) + 1, size_t(3) << 24, size_t(1000000007)}) {
+    size_t k = CachingAllocator::bucket(b);
+    EXPECT_GE(k, b);
+    EXPECT_LE(k, b + b / 8 + 512) << b;  // at most 1/8 wasted
+    EXPECT_EQ(CachingAllocator::bucket(k), k);
+  }
+}
+
+TEST(CudaKernelCache, PtxKeyDependsOnSpecAndArch) {
+  Graph g = example("activation_chain");
+  fusion::Detection d = fusion::detect_regions(g);
+  ASSERT_FALSE(d.regions.empty());
+  fusion::RegionKernel k = fusion::build_region_kernel(g, d.regions[0]);
+  CudaKernelCache a(0, 90, nullptr), b(0, 90, nullptr), old(0, 80, nullptr);
+  EXPECT_EQ(a.disk_key(k.spec), b.disk_key(k.spec));
+  if (fusion::clamp_arch(80) != fusion::clamp_arch(90)) {
+    EXPECT_NE(a.disk_key(k.spec), old.disk_key(k.spec));
+  }
+  Graph g2 = example("gelu_chain");
+  fusion::RegionKernel k2 = fusion::build_region_kernel(g2, fusion::detect_regions(g2).regions[0]);
+  EXPECT_NE(a.disk_key(k.spec), a.disk_key(k2.spec));
+}
+
+// What FusingCudaBackend loads: NVRTC PTX for the device arch with the entry point
+// cudaLibraryGetKernel looks up (the e2e suite compiles the examples for sm_80/sm_90).
+TEST(CudaKernelCache, RandomDagKernelsCompileToPtxWithTheirEntryPoint) {
+  if (!fusion::nvrtc_available()) GTEST_SKIP() << "no NVRTC";
+  std::mt19937 rng(77);
+  int compiled = 0;
+  for (int i = 0; i < 6; ++i) {
+    Graph g = random_dag(rng, i % 3 == 2 ? DType::BF16 : i % 3 == 1 ? DType::F16 : DType::F32);
+    for (const fusion::Region& r : fusion::detect_regions(g).regions) {
+      fusion::RegionKernel k = fusion::build_region_kernel(g, r);
+      const std::string name = fusion::CpuKernelCache::kernel_name(k.spec);
+      fusion::PtxResult p = fusion::compile_ptx(fusion::generate_cuda(k.spec, name, "dag"), name,
+                                                fusion::clamp_arch(90));
+      ASSERT_TRUE(p.ok) << write_graph_json(g) << p.log;
+      EXPECT_NE(p.ptx.find(".entry " + name + "("), std::string::npos) << name;
+      ++compiled;
+    }
+  }
+  EXPECT_GE(compiled, 3);
+}
+
+TEST(Cupti, LoaderDegradesWithAReasonAndNeverCrashes) {
+  {
+    ScopedEnv env("HOTFUSE_CUPTI_LIB", "/nonexistent/libcupti.so");
+    std::string why;
+    EXPECT_EQ(cuda::CuptiTracer::create(&why), nullptr);
+    EXPECT_NE(why.find("libcupti could not be loaded"), std::string::npos) << why;
+  }
+  // The real library: on a machine without a device CUPTI may refuse (a reason) or accept
+  // (a tracer that records nothing); either way no crash, and a second tracer is refused.
+  std::string why;
+  auto t = cuda::CuptiTracer::create(&why);
+  if (!t) {
+    EXPECT_FALSE(why.empty());
+    std::cout << "CUPTI refused, as it may without a device: " << why << "\n";
+    return;
+  }
+  std::cout << "CUPTI started without a device; it records nothing\n";
+  std::string second;
+  EXPECT_EQ(cuda::CuptiTracer::create(&second), nullptr);
+  EXPECT_NE(second.find("already active"), std::string::npos);
+  EXPECT_TRUE(t->collect().empty());
+}
+
+// ---- with a GPU ---------------------------------------------------------------------------
+
+#define REQUIRE_CUDA_DEVICE()                                             \
+  do {                                                                    \
+    if (!cuda::device_status().usable)                                    \
+      GTEST_SKIP() << "no CUDA device: " << cuda::device_status().reason; \
+  } while (0)
+
+cuda::CudaBackend& gpu() {
+  static cuda::CudaBackend b;
+  return b;
+}
+
+// Runs `g` on `b` (device memory: inputs uploaded, outputs downloaded), `iters` times.
+std::vector<HostTensor> run_on_device(const Graph& g, Backend& b, const std::vector<HostTensor>& in,
+                                      int iters = 1) {
+  std::vector<void*> bufs;
+  std::vector<TensorView> views;
+  for (const HostTensor& t : in) {
+    bufs.push_back(b.alloc(t.bytes()));
+    b.upload(bufs.back(), t.data(), t.bytes());
+    views.push_back(contiguous_view(bufs.back(), t.dtype(), t.shape()));
+  }
+  std::vector<HostTensor> out;
+  {
+    Executor exec(g, b);
+    std::span<const TensorView> res;
+    for (int i = 0; i < iters; ++i) res = exec.run(views);
+    for (const TensorView& v : res) {
+      HostTensor h(v.dtype, v.shape);
+      b.download(h.data(), v.data, h.bytes());
+      out.push_back(std::move(h));
+    }
+  }
+  for (void* p : bufs) b.free(p);
+  return out;
+}
+
+// Device vs host math: f32 as fused_tolerance; a 1-ulp f32 difference may round to the
+// neighbouring f16/bf16 value, so the storage types allow one of their ulps (bf16: 2^-7).
+Tolerance device_tolerance(DType t) {
+  if (t == DType::BF16) return {8e-3, 1e-3};
+  return fused_tolerance(t);
+}
+
+// Reductions: the CPU sums in a pairwise tree, the device in compensated per-lane sums; they
+// differ by a few ulps of the sum of |x|, not of the result: 1e-7 per reduced element.
+Tolerance reduce_tolerance(DType t, int64_t len) {
+  Tolerance tol = device_tolerance(t);
+  tol.atol = std::max(tol.atol, 1e-7 * static_cast<double>(len));
+  return tol;
+}
+
+void expect_cuda_matches_cpu(const Graph& g, uint64_t seed = 5,
+                             std::optional<Tolerance> tolerance = {}) {
+  std::vector<HostTensor> in = random_inputs(g, seed);
+  cpu::CpuBackend cpu_backend;
+  Executor cpu_exec(g, cpu_backend);
+  std::vector<HostTensor> want = copies(cpu_exec.run(views(in)));
+  std::vector<HostTensor> got = run_on_device(g, gpu(), in);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    Mismatch m = compare(want[i].view(), got[i].view(),
+                         tolerance.value_or(device_tolerance(got[i].dtype())));
+    EXPECT_EQ(m.index, -1) << g.name << " output " << i << " element " << m.index << ": cpu "
+                           << m.expected << ", cuda " << m.actual;
+  }
+}
+
+std::vector<DType> dtypes_of(ModeKind k) {
+  switch (k) {
+    case ModeKind::Float:
+    case ModeKind::Predicate:
+      return {DType::F32, DType::F16, DType::BF16};
+    case ModeKind::Numeric:
+    case ModeKind::Compare:
+      return {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U8};
+    case ModeKind::Int:
+      return {DType::I32, DType::I64, DType::U8};
+    case ModeKind::Logic:
+      return {DType::Bool, DType::I32, DType::I64, DType::U8};
+  }
+  return {};
+}
+
+Graph one_node(DType t, const std::vector<Shape>& in_shapes, Node n) {
+  Graph g;
+  g.name = describe(n);
+  for (size_t k = 0; k < in_shapes.size(); ++k)
+    n.inputs.push_back(g.add_input("x" + std::to_string(k), t, in_shapes[k]));
+  for (ValueId v : g.add_node(std::move(n))) g.mark_output(v);
+  return g;
+}
+
+TEST(CudaOps, EveryElemwiseModeAndDtypeMatchesTheCpuBackend) {
+  REQUIRE_CUDA_DEVICE();
+  for (int m = 0; m < kModeCount; ++m) {
+    const ModeInfo& info = mode_info(static_cast<Mode>(m));
+    for (DType t : dtypes_of(info.kind)) {
+      Node n;
+      n.op = OpType::Elemwise;
+      n.mode = static_cast<Mode>(m);
+      n.name = info.name;
+      // Dense (the float4 path for f32; 4099 is not a multiple of 4: the tail), then
+      // broadcast (stride 0) and lower-rank operands.
+      std::vector<Shape> dense(info.arity, Shape{4099}), bcast(info.arity, Shape{5, 67});
+      bcast[0] = {1, 67};
+      if (info.arity > 1) bcast[1] = {5, 1};
+      if (info.arity > 2) bcast[2] = {67};
+      SCOPED_TRACE(std::string(info.name) + " " + std::string(dtype_name(t)));
+      expect_cuda_matches_cpu(one_node(t, dense, n));
+      expect_cuda_matches_cpu(one_node(t, bcast, n));
+    }
+  }
+}
+
+TEST(CudaOps, TypeCvtPowCReduceCopiesMatMulMatchTheCpuBackend) {
+  REQUIRE_CUDA_DEVICE();
+  const DType all[] = {DType::F32, DType::F16,  DType::BF16, DType::I32,
+                       DType::I64, DType::Bool, DType::U8};
+  for (DType from : all)
+    for (DType to : all) {
+      Node n;
+      n.op = OpType::TypeCvt;
+      n.attrs["dtype"] = std::string(dtype_name(to));
+      expect_cuda_matches_cpu(one_node(from, {{3, 1000}}, n));
+    }
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+    for (double e : {2.0, 3.0, -1.0, 0.5, -0.5, 1.7, 0.0}) {
+      Node n;
+      n.op = OpType::PowC;
+      n.attrs["exponent"] = e;
+      expect_cuda_matches_cpu(one_node(t, {{1031}}, n));
+    }
+    for (const char* mode : {"SUM", "SUM_SQR", "PRODUCT", "MIN", "MAX", "MEAN"})
+      for (std::vector<int64_t> axes : {std::vector<int64_t>{2}, {0}, {1}, {0, 2}, {}}) {
+        Node n;
+        n.op = OpType::Reduce;
+        n.attrs["mode"] = std::string(mode);
+        n.attrs["axes"] = axes;
+        n.attrs["keepdims"] = int64_t{1};
+        const Shape shape{6, 37, 129};
+        int64_t len = 1;
+        for (size_t d = 0; d < shape.size(); ++d)
+          if (axes.empty() || std::count(axes.begin(), axes.end(), int64_t(d))) len *= shape[d];
+        SCOPED_TRACE(std::string(mode) + " " + std::string(dtype_name(t)));
+        expect_cuda_matches_cpu(one_node(t, {shape}, n), 5, reduce_tolerance(t, len));
+      }
+    Node perm;
+    perm.op = OpType::Dimshuffle;
+    perm.attrs["perm"] = std::vector<int64_t>{2, -1, 0, 1};
+    expect_cuda_matches_cpu(one_node(t, {{4, 5, 6}}, perm));
+    Node bc;
+    bc.op = OpType::Broadcast;
+    bc.attrs["shape"] = std::vector<int64_t>{3, 4, 5};
+    expect_cuda_matches_cpu(one_node(t, {{4, 1}}, bc));
+    Node rs;
+    rs.op = OpType::Reshape;
+    rs.attrs["shape"] = std::vector<int64_t>{5, -1};
+    expect_cuda_matches_cpu(one_node(t, {{4, 5, 6}}, rs));
+    Node mm;
+    mm.op = OpType::MatMul;
+    expect_cuda_matches_cpu(one_node(t, {{3, 33, 17}, {17, 65}}, mm));  // broadcast batch
+    expect_cuda_matches_cpu(one_node(t, {{2, 3, 8, 16}, {2, 3, 16, 9}}, mm));
+    expect_cuda_matches_cpu(one_node(t, {{2, 1, 8, 16}, {1, 3, 16, 9}}, mm));  // per-batch GEMMs
+  }
+  for (DType t : {DType::I32, DType::I64, DType::U8})
+    for (const char* mode : {"SUM", "MIN", "MAX", "MEAN"}) {
+      Node n;
+      n.op = OpType::Reduce;
+      n.attrs["mode"] = std::string(mode);
+      n.attrs["axes"] = std::vector<int64_t>{1};
+      n.attrs["keepdims"] = int64_t{0};
+      expect_cuda_matches_cpu(one_node(t, {{7, 300}}, n));
+    }
+}
+
+TEST(CudaOps, UnsupportedShapeNamesTheNode) {
+  REQUIRE_CUDA_DEVICE();
+  Node n;
+  n.op = OpType::Elemwise;
+  n.mode = Mode::NEGATE;
+  n.name = "too_deep";
+  Graph g = one_node(DType::F32, {{1, 1, 1, 1, 1, 1, 1, 1, 2}}, n);  // rank 9 > kMaxRank
+  try {
+    Executor e(g, gpu());
+    ADD_FAILURE() << "planned a node the kernels cannot index";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("too_deep"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaOps, IterationsAndReplansAllocateNothing) {
+  REQUIRE_CUDA_DEVICE();
+  Graph g = example("adam");
+  std::vector<HostTensor> in = random_inputs(g, 2);
+  run_on_device(g, gpu(), in, 1);  // plans, runs, frees into the cache
+  const size_t before = gpu().allocator().malloc_calls();
+  run_on_device(g, gpu(), in, 5);  // the same sizes again: every block from the cache
+  EXPECT_EQ(gpu().allocator().malloc_calls(), before);
+}
+
+// Fused (NVRTC) against unfused (AOT) on the device, two iterations each.
+FusionResult expect_fused_matches_unfused_on_cuda(const Graph& g, CudaKernelCache& cache,
+                                                  uint64_t seed = 3) {
+  std::vector<HostTensor> in = random_inputs(g, seed);
+  std::vector<HostTensor> want = run_on_device(g, gpu(), in);
+  FusionResult fr = fuse_graph(g, fusion::FusionLevel::All,
+                               [&](const auto& s, const auto& o) { return cache.ensure(s, o); });
+  EXPECT_TRUE(fr.failures.empty()) << fr.failures.front();
+  FusingCudaBackend fusing(gpu(), cache);
+  std::vector<HostTensor> got = run_on_device(fr.graph, fusing, in, 2);
+  for (size_t i = 0; i < got.size(); ++i) {
+    Mismatch m = compare(want[i].view(), got[i].view(), fused_tolerance(got[i].dtype()));
+    EXPECT_EQ(m.index, -1) << g.name << " output " << i << " element " << m.index << ": unfused "
+                           << m.expected << ", fused " << m.actual;
+  }
+  return fr;
+}
+
+TEST(CudaFusion, EveryExampleAndRandomDagsMatchUnfused) {
+  REQUIRE_CUDA_DEVICE();
+  const cuda::DeviceStatus& d = cuda::device_status();
+  CudaKernelCache cache(d.device, d.arch, nullptr);
+  for (const char* name : kExamples) {
+    SCOPED_TRACE(name);
+    EXPECT_GT(expect_fused_matches_unfused_on_cuda(example(name), cache).regions_fused, 0);
+  }
+  std::mt19937 rng(1234);
+  int fused = 0;
+  for (int i = 0; i < 24; ++i) {
+    Graph g = random_dag(rng, i % 3 == 2 ? DType::F16 : DType::F32);
+    SCOPED_TRACE("dag " + std::to_string(i) + "\n" + write_graph_json(g));
+    fused += expect_fused_matches_unfused_on_cuda(g, cache, i).regions_fused;
+  }
+  EXPECT_GE(fused, 12);
+}
+
+TEST(CudaFusion, SecondRunHitsThePtxDiskCacheAndTheFunctionCache) {
+  REQUIRE_CUDA_DEVICE();
+  JitEnv env;
+  const cuda::DeviceStatus& d = cuda::device_status();
+  Graph g = example("activation_chain");
+  auto ensure_all = [&](CudaKernelCache& c) {
+    return fuse_graph(g, fusion::FusionLevel::All,
+                      [&](const auto& s, const auto& o) { return c.ensure(s, o); });
+  };
+  CudaKernelCache first(d.device, d.arch, env.disk);
+  FusionResult a = ensure_all(first);
+  ASSERT_GT(a.regions_fused, 0);
+  EXPECT_EQ(first.compiles(), a.regions_fused);
+  FusionResult again = ensure_all(first);  // same process: the loaded functions
+  EXPECT_EQ(first.memory_hits(), a.regions_fused);
+  EXPECT_EQ(first.compiles(), a.regions_fused);
+  CudaKernelCache second(d.device, d.arch, env.disk);  // a new process: PTX from disk
+  FusionResult b = ensure_all(second);
+  EXPECT_EQ(second.compiles(), 0);
+  EXPECT_EQ(second.disk_hits(), b.regions_fused);
+  EXPECT_EQ(b.cache_hits, b.regions_fused);
+}
+
+TEST(Cupti, RecordsMapToTheNodesThatLaunchedThem) {
+  REQUIRE_CUDA_DEVICE();
+  Graph g = example("activation_chain");
+  std::vector<HostTensor> host = random_inputs(g, 1);
+  std::vector<void*> bufs;
+  std::vector<TensorView> in;
+  for (const HostTensor& t : host) {
+    bufs.push_back(gpu().alloc(t.bytes()));
+    gpu().upload(bufs.back(), t.data(), t.bytes());
+    in.push_back(contiguous_view(bufs.back(), t.dtype(), t.shape()));
+  }
+  cuda::CuptiProfile p = cuda::profile_with_cupti(g, gpu(), gpu(), in, 5);
+  for (void* b : bufs) gpu().free(b);
+  // The fallback must time every step too.
+  for (const OpRow& r : p.rows) EXPECT_GT(r.seconds, 0) << r.node << " has no device time";
+  if (!p.cupti) GTEST_SKIP() << "CUPTI unavailable here (CUDA events timed it): " << p.why_not;
+  ASSERT_EQ(p.rows.size(), static_cast<size_t>(kernel_count(g)));
+  for (const OpRow& r : p.rows) EXPECT_GT(r.seconds, 0) << r.node << " has no device time";
+  EXPECT_EQ(p.uncorrelated, 0u);
+  EXPECT_GE(p.records, 5u * p.rows.size());
+  std::cout << "CUPTI overhead " << 100 * p.overhead() << "% (" << p.plain_ms << " -> "
+            << p.traced_ms << " ms)\n";
+}
+
+#else
+
+TEST(CudaBackend, NotBuilt) {
+  GTEST_SKIP() << "this build has no CUDA backend (no CUDA toolkit)";
+}
+
+#endif
+
+}  // namespace
+}  // namespace hf
