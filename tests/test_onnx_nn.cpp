@@ -217,6 +217,13 @@ TEST(OnnxNn, UnsupportedAttributesNameTheNode) {
   sp.output("a");
   expect_error(sp, "node 0 'sp' (Split)", "does not split into 2 equal parts");
 
+  Model gc;
+  gc.input("x", TP::FLOAT, {2, 5});
+  gc.init_int64s("i", {2}, {1, 5});
+  set_i(gc.node("Gather", {"x", "i"}, {"y"}, "g"), "axis", -1);
+  gc.output("y");
+  expect_error(gc, "node 0 'g' (Gather)", "index 5 is out of range for axis 1 of size 5");
+
   Model ga;
   ga.input("x", TP::FLOAT, {5});
   ga.input("i", TP::FLOAT, {2});

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <functional>
+#include <stdexcept>
 
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/nn_kernels.h"
@@ -75,8 +76,14 @@ std::unique_ptr<Kernel> CpuBackend::make_nn_kernel(const Graph& g, const Node& n
     }
     case OpType::Gather: {
       int axis = axis_attr(n, static_cast<int>(x.size()));
-      return std::make_unique<FnKernel>(
-          [axis, &pool](auto in, auto out) { gather(axis, in[0], in[1], out[0], pool); });
+      // An index out of range is bad input data: an hf::Error naming the node.
+      return std::make_unique<FnKernel>([axis, &pool, what = describe(n)](auto in, auto out) {
+        try {
+          gather(axis, in[0], in[1], out[0], pool);
+        } catch (const std::out_of_range& e) {
+          throw Error(what + ": " + e.what());
+        }
+      });
     }
     default: throw Error(describe(n) + ": not a convolution, pooling or data-movement op");
   }

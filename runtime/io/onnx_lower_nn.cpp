@@ -169,9 +169,18 @@ void Importer::lower_gather() {
   int32_t t = elem(1);
   if (t != pb::TensorProto::INT64 && t != pb::TensorProto::INT32)
     throw Error("indices must be INT32 or INT64, got " + elem_type_name(t));
+  int64_t axis = cur_->attr_int("axis", 0);
+  if (is_const(1) && !shape(0).empty()) {  // constant indices: checked here, not at run time
+    int a = norm_axis(axis, static_cast<int>(shape(0).size()), "axis");
+    int64_t dim = shape(0)[a];
+    for (int64_t i : cst(1).ints())
+      if (i < -dim || i >= dim)
+        throw Error("index " + std::to_string(i) + " is out of range for axis " +
+                    std::to_string(a) + " of size " + std::to_string(dim));
+  }
   Node n;
   n.op = OpType::Gather;
-  n.attrs["axis"] = cur_->attr_int("axis", 0);
+  n.attrs["axis"] = axis;
   n.inputs = {data, rt(1)};
   set_rt(0, emit(std::move(n), "gather"));
 }
