@@ -10,14 +10,18 @@
 //   }
 //   extern "C" <name>      range(begin, end), or per row: a pairwise tree of range + leaf
 //                          reductions, then the reduced outputs
+// A row-stage spec (KernelSpec::row_axis) has one such namespace per phase (s0, s1, ...,
+// fusion/row_stages.h) and an entry that runs the phases row by row.
 #include "fusion/codegen_cpp.h"
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <set>
 #include <stdexcept>
 
 #include "fusion/kernel_abi.h"
+#include "fusion/row_stages.h"
 #include "runtime/ops/half.h"
 
 namespace hf::fusion {
@@ -166,6 +170,8 @@ std::string expr_value(const KernelSpec& s, int i) {
       return pow_const(arg(0), e.value);
     case ExprKind::Cvt:
       return convert_value(arg(0), arg_dtype(0), e.dtype);
+    case ExprKind::RowReduce:
+      break;  // computed by the row loop (print_row_kernel), never per element
   }
   fail("expression " + num(i) + " has an unknown kind");
 }
@@ -255,12 +261,16 @@ std::string sanitize_comment(std::string_view text, size_t max_len) {
   return out;
 }
 
-SpecInfo analyse(const KernelSpec& s) {
+SpecInfo analyse(const KernelSpec& s, int max_inputs) {
   const int R = s.rank;
   if (R < 0 || R > kAbiMaxRank)
     fail("rank " + num(R) + " is outside [0, " + num(kAbiMaxRank) + "]");
-  if (s.inputs.size() > static_cast<size_t>(kAbiMaxInputs))
-    fail(num(static_cast<long long>(s.inputs.size())) + " inputs, at most " + num(kAbiMaxInputs));
+  if (s.inputs.size() > static_cast<size_t>(max_inputs))
+    fail(num(static_cast<long long>(s.inputs.size())) + " inputs, at most " + num(max_inputs));
+  if (s.row_stages()) {
+    if (s.reduce) fail("a row-stage spec (row_axis) cannot also have a trailing reduce");
+    if (s.row_axis >= R) fail("row axis " + num(s.row_axis) + " is outside the rank " + num(R));
+  }
   if (s.outputs.empty()) fail("the spec has no outputs");
   if (s.outputs.size() > static_cast<size_t>(kAbiMaxOutputs))
     fail(num(static_cast<long long>(s.outputs.size())) + " outputs, at most " +
@@ -309,6 +319,13 @@ SpecInfo analyse(const KernelSpec& s) {
       case ExprKind::Cvt:
         arg(0);
         break;
+      case ExprKind::RowReduce:
+        if (!s.row_stages()) fail(where + "a RowReduce needs a row-stage spec (row_axis)");
+        if (!is_float(arg(0).dtype) || !is_float(e.dtype))
+          fail(where + "a RowReduce reduces float values");
+        if (static_cast<int>(e.reduce_mode) > static_cast<int>(ReduceMode::MEAN))
+          fail(where + "unknown reduce mode");
+        break;
       default:
         fail(where + "unknown kind");
     }
@@ -349,9 +366,7 @@ SpecInfo analyse(const KernelSpec& s) {
     const SpecExpr& e = s.exprs[static_cast<size_t>(i)];
     if (!info.live[static_cast<size_t>(i)]) continue;
     if (e.kind == ExprKind::Input) read[static_cast<size_t>(e.input)] = true;
-    const int arity = e.kind == ExprKind::Elemwise ? mode_info(e.mode).arity
-                      : e.kind == ExprKind::PowC || e.kind == ExprKind::Cvt ? 1
-                                                                            : 0;
+    const int arity = expr_arity(e);
     for (int j = 0; j < arity; ++j) info.live[static_cast<size_t>(e.args[j])] = true;
   }
   for (size_t k = 0; k < s.inputs.size(); ++k) {
@@ -470,9 +485,7 @@ void print_eval(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
   for (size_t i = 0; i < n; ++i) {
     const SpecExpr& e = s.exprs[i];
     if (!info.live[i]) continue;
-    const int arity = e.kind == ExprKind::Elemwise ? mode_info(e.mode).arity
-                      : e.kind == ExprKind::PowC || e.kind == ExprKind::Cvt ? 1
-                                                                            : 0;
+    const int arity = expr_arity(e);
     for (int j = 0; j < arity; ++j) read[static_cast<size_t>(e.args[j])] = true;
   }
   if (s.reduce) read[static_cast<size_t>(s.reduce->expr)] = true;
@@ -508,6 +521,38 @@ void print_eval(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
     const std::string v = "e" + num(s.reduce->expr);
     p.line("r = ", info.acc == DType::F32 ? v : "(long long)(" + v + ")", ";");
   }
+}
+
+void print_row_input_loads(SourcePrinter& p, const KernelSpec& s, const std::vector<int>& inputs,
+                           const std::string& shape,
+                           const std::function<std::string(int, int)>& stride,
+                           const std::function<std::string(int)>& pointer) {
+  if (inputs.empty()) return;
+  p.line("// The row's index over the axes before the row, for inputs read once per row.");
+  p.line("long long rest = row;");
+  for (int d = s.row_axis - 1; d >= 0; --d) {
+    p.line("const long long ri", d, " = ", d == 0 ? "rest" : "rest % " + shape + "[" + num(d) + "]",
+           ";");
+    if (d > 0) p.line("rest /= ", shape, "[", d, "];");
+  }
+  for (int k : inputs) {
+    std::vector<std::string> terms;
+    for (int d = 0; d < s.row_axis; ++d)
+      if (!((s.inputs[static_cast<size_t>(k)].broadcast_mask >> d) & 1u))
+        terms.push_back("ri" + num(d) + " * " + stride(k, d));
+    p.line("const ", storage_type(s.inputs[static_cast<size_t>(k)].dtype), " x", k, " = ",
+           pointer(k), "[", terms.empty() ? "0" : join(terms, " + "), "];");
+  }
+}
+
+void print_row_value(SourcePrinter& p, const KernelSpec& s, int i) {
+  const SpecExpr& e = s.exprs[static_cast<size_t>(i)];
+  const std::string raw = unrounded_value(s, i);
+  if (!raw.empty())
+    p.line("const float e", i, " = ::hf::fusion::gen::widen(::hf::fusion::gen::narrow_",
+           e.dtype == DType::F16 ? "f16(" : "bf16(", raw, "));");
+  else
+    p.line("const ", compute_type(e.dtype), " e", i, " = ", expr_value(s, i), ";");
 }
 
 const char* reduce_op(ReduceMode m) {
@@ -610,15 +655,18 @@ void print_streaming_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo
   p.line("return;");
 }
 
-// range(args, begin, end): flat elements [begin, end).
-void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
+// range(args, begin, end[, red][, x<k>...]): flat elements [begin, end). Inputs from
+// `passed` on are scalars passed as arguments (a row-stage phase's row values), not loaded.
+void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, size_t passed) {
   const int R = s.rank;
   std::string sig =
       "static void range(const ::hf::fusion::KernelArgs* args, ::hf::i64 begin, ::hf::i64 end";
   if (s.reduce) sig += std::string(", ") + compute_type(info.acc) + "* red";
+  for (size_t k = passed; k < s.inputs.size(); ++k)
+    sig += std::string(", const ") + storage_type(s.inputs[k].dtype) + " x" + k_(k);
   auto f = p.block(sig, ")");
   p.line("if (begin >= end) return;");
-  for (size_t k = 0; k < s.inputs.size(); ++k) {
+  for (size_t k = 0; k < passed; ++k) {
     const std::string S = storage_type(s.inputs[k].dtype);
     const std::string cast = "static_cast<const " + S + "*>(args->in[" + k_(k) + "])";
     if (info.input[k] == InputUse::Scalar)
@@ -746,15 +794,91 @@ void print_entry(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info,
       p.line("out", o, "[row] = ", store_value("v", rd, s.outputs[o].dtype), ";");
 }
 
-void print_kernel(SourcePrinter& p, const UnitKernel& k) {
-  const SpecInfo info = analyse(k.spec);
+// eval, seg and range of one pass.
+void print_pass(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, size_t passed) {
+  print_eval(p, s, info);
+  p.blank();
+  print_seg(p, s, info);
+  p.blank();
+  print_range(p, s, info, passed);
+}
+
+// A row-stage kernel (fusion/row_stages.h): each phase is a pass in namespace s<j>; the
+// entry walks the rows that start in [begin, end), reducing phase by phase with the
+// unfused reduce's pairwise tree and computing the row values in between.
+void print_row_kernel(SourcePrinter& p, const UnitKernel& k, const SpecInfo& info) {
+  const KernelSpec& s = k.spec;
+  const RowStagePlan plan = plan_row_stages(s, info.live);
+  const size_t n_in = s.inputs.size();
   {
     auto ns = p.namespace_block("hf_generated::" + k.name);
-    print_eval(p, k.spec, info);
-    p.blank();
-    print_seg(p, k.spec, info);
-    p.blank();
-    print_range(p, k.spec, info);
+    for (size_t j = 0; j < plan.phases.size(); ++j) {
+      auto ph = p.namespace_block("s" + k_(j));
+      const KernelSpec& ps = plan.phases[j].spec;
+      print_pass(p, ps, analyse(ps, static_cast<int>(ps.inputs.size())), n_in);
+    }
+  }
+  p.blank();
+  const std::string ns = "::hf_generated::" + k.name;
+  auto f = p.block("extern \"C\" void ", k.name,
+                   "(const ::hf::fusion::KernelArgs* args, long long begin, long long end)");
+  p.line("// [begin, end) are flat element indices; this call does the rows starting in them.");
+  p.line("::hf::i64 len = 1;");
+  p.line("for (int d = ", s.row_axis, "; d < ", s.rank, "; ++d) len *= args->shape[d];");
+  p.line("if (len <= 0) return;");
+  for (int c : plan.row_constants) {
+    const SpecExpr& e = s.exprs[static_cast<size_t>(c)];
+    if (e.kind == ExprKind::Input)
+      p.line("const ", storage_type(s.inputs[static_cast<size_t>(e.input)].dtype), " x", e.input,
+             " = static_cast<const ", storage_type(s.inputs[static_cast<size_t>(e.input)].dtype),
+             "*>(args->in[", e.input, "])[0];");
+    print_row_value(p, s, c);
+  }
+  p.line("alignas(64) float red[::hf::fusion::gen::kReduceLeaf];");
+  auto rows = p.block("for (::hf::i64 row = (begin + len - 1) / len; row * len < end; ++row)");
+  p.line("const ::hf::i64 base = row * len;");
+  print_row_input_loads(
+      p, s, plan.row_inputs, "args->shape",
+      [](int k, int d) {
+        return "args->in_strides[" + k_(static_cast<size_t>(k)) + "][" +
+               k_(static_cast<size_t>(d)) + "]";
+      },
+      [&](int k) {
+        return std::string("static_cast<const ") +
+               storage_type(s.inputs[static_cast<size_t>(k)].dtype) + "*>(args->in[" +
+               k_(static_cast<size_t>(k)) + "])";
+      });
+  for (size_t j = 0; j < plan.phases.size(); ++j) {
+    const RowPhase& ph = plan.phases[j];
+    for (int i : plan.row_exprs_before[j]) print_row_value(p, s, i);
+    std::string extra;
+    for (int v : ph.row_values) extra += ", e" + k_(static_cast<size_t>(v));
+    const std::string call = ns + "::s" + k_(j) + "::range(args, ";
+    if (ph.row_reduce < 0) {
+      p.line(call, "base, base + len", extra, ");");
+      continue;
+    }
+    const SpecExpr& r = s.exprs[static_cast<size_t>(ph.row_reduce)];
+    const std::string a = "a" + k_(static_cast<size_t>(ph.row_reduce));
+    {
+      auto tree = p.block_with_tail(");", "float ", a, " = ::hf::fusion::gen::reduce_tree<",
+                                    reduce_op(r.reduce_mode),
+                                    ", float>(0, len, [&](::hf::i64 r0, ::hf::i64 n)");
+      p.line(call, "base + r0, base + r0 + n, red", extra, ");");
+      p.line("return ::hf::fusion::gen::leaf_reduce<", reduce_op(r.reduce_mode), ">(red, n);");
+    }
+    if (r.reduce_mode == ReduceMode::MEAN)
+      p.line(a, " = ::hf::fusion::gen::mean_of(", a, ", len);");
+    p.line("const float e", ph.row_reduce, " = ", convert_value(a, DType::F32, r.dtype), ";");
+  }
+}
+
+void print_kernel(SourcePrinter& p, const UnitKernel& k) {
+  const SpecInfo info = analyse(k.spec);
+  if (k.spec.row_stages()) return print_row_kernel(p, k, info);
+  {
+    auto ns = p.namespace_block("hf_generated::" + k.name);
+    print_pass(p, k.spec, info, k.spec.inputs.size());
   }
   p.blank();
   print_entry(p, k.spec, info, k.name);

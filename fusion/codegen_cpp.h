@@ -13,6 +13,7 @@
 // operation. Fused and unfused results therefore agree except where the host compiler
 // contracts a multiply and an add of two former ops into one FMA.
 #pragma once
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -71,7 +72,9 @@ struct SpecInfo {
 
 // Validates the spec (throws std::invalid_argument naming the offending part) and
 // analyses it.
-SpecInfo analyse(const KernelSpec& spec);
+// max_inputs: the ABI's, or more for the phases of a row-stage kernel (fusion/row_stages.h),
+// whose row values are extra scalar inputs passed as arguments.
+SpecInfo analyse(const KernelSpec& spec, int max_inputs = kMaxFusedInputs);
 
 // C++ type of one stored element. Bool is stored as unsigned char (the same 0/1 bytes):
 // GCC does not vectorise loads and stores of bool, a 1-bit type to it.
@@ -92,6 +95,18 @@ std::string banner(const KernelSpec& spec, const std::string& kernel_name,
 // input (its storage type), `S& y<o>` per non-reduced output, and `A& r` (the value to
 // accumulate) when the spec reduces.
 void print_eval(SourcePrinter& p, const KernelSpec& spec, const SpecInfo& info);
+
+// A row-stage kernel's inputs read once per row (RowStagePlan::row_inputs): `const S x<k>`
+// at the offset of the row `row` (in scope); `shape` names the shape array, stride(k, d) and
+// pointer(k) the stride and base pointer of input k in the target's terms.
+void print_row_input_loads(SourcePrinter& p, const KernelSpec& spec, const std::vector<int>& inputs,
+                           const std::string& shape,
+                           const std::function<std::string(int, int)>& stride,
+                           const std::function<std::string(int)>& pointer);
+
+// `const T e<i> = <value>;` for expression i, its arguments already in scope as e<j> (x<k>
+// for inputs), f16/bf16 results rounded to their storage type as in eval.
+void print_row_value(SourcePrinter& p, const KernelSpec& spec, int i);
 
 // The reduce's combinator in codegen_support.h (RSum, RSumSqr, ...).
 const char* reduce_op(ReduceMode m);

@@ -5,6 +5,8 @@
 //   strided    grid-stride over elements, the N-d index unravelled per element in int
 //              arithmetic when every offset fits (fits32), else in long long
 //   reduce     a warp per short row, a block per long row; shuffles + shared memory
+//   row stages a block per row; per phase (fusion/row_stages.h) an at() and a block
+//              reduction every thread receives, the per-row math in every thread
 #include "fusion/codegen_cuda.h"
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <stdexcept>
 
 #include "fusion/codegen_cpp.h"
+#include "fusion/row_stages.h"
 #include "fusion/source_printer.h"
 
 namespace hf::fusion {
@@ -307,6 +310,73 @@ void print_finish(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
       p.line("p.out", o, "[row] = ", store_value("v", rd, s.outputs[o].dtype), ";");
 }
 
+// A row-stage kernel (fusion/row_stages.h): a block per row, grid-strided. Each phase is
+// at<I>() in namespace s<j>; reducing phases end in block_reduce, which gives every thread
+// the row value, so the per-row math runs (redundantly, it is scalar) in every thread.
+void print_row_stages(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info,
+                      const RowStagePlan& plan) {
+  const size_t n_in = s.inputs.size();
+  std::vector<SpecInfo> infos;
+  for (const RowPhase& ph : plan.phases) {
+    infos.push_back(analyse(ph.spec, static_cast<int>(ph.spec.inputs.size())));
+    p.blank();
+    auto ns = p.namespace_block("s" + std::to_string(infos.size() - 1));
+    print_eval(p, ph.spec, infos.back());
+    p.blank();
+    print_at(p, ph.spec, infos.back());
+  }
+  if (info.walk) {  // print_reduce_entry calls it only then
+    p.blank();
+    print_fits32(p, s, info);
+  }
+  p.blank();
+  std::vector<std::string> params = {"const Params& p"};
+  for (const std::string& x : scalar_names(s, info, true)) params.push_back(x);
+  p.line("template <class I>");
+  auto f = p.block("static __device__ __forceinline__ void rows(", join(params), ")");
+  p.line("__shared__ float scratch[32];");
+  p.line("long long len = 1;");
+  p.line("for (int d = ", s.row_axis, "; d < ", s.rank, "; ++d) len *= p.shape[d];");
+  p.line("if (len <= 0) return;");
+  for (int c : plan.row_constants) print_row_value(p, s, c);
+  auto rows = p.block("for (long long row = blockIdx.x; row < p.numel / len; row += gridDim.x)");
+  print_row_input_loads(
+      p, s, plan.row_inputs, "p.shape",
+      [](int k, int d) {
+        return "p.in" + std::to_string(k) + "_strides[" + std::to_string(d) + "]";
+      },
+      [](int k) { return "p.in" + std::to_string(k); });
+  for (size_t j = 0; j < plan.phases.size(); ++j) {
+    const RowPhase& ph = plan.phases[j];
+    for (int i : plan.row_exprs_before[j]) print_row_value(p, s, i);
+    std::vector<std::string> args = {"p", "(I)(row * len + j)"};
+    for (size_t k = 0; k < ph.spec.inputs.size(); ++k)
+      if (infos[j].input[k] == InputUse::Scalar)
+        args.push_back(k < n_in ? "x" + std::to_string(k)
+                                : "e" + std::to_string(ph.row_values[k - n_in]));
+    const std::string at = "s" + std::to_string(j) + "::at<I>(";
+    if (ph.row_reduce < 0) {
+      p.line("for (long long j = threadIdx.x; j < len; j += blockDim.x) ", at, join(args), ");");
+      continue;
+    }
+    const SpecExpr& r = s.exprs[static_cast<size_t>(ph.row_reduce)];
+    const std::string a = "a" + std::to_string(ph.row_reduce);
+    const std::string op = reduce_op(r.reduce_mode);
+    p.line("float ", a, " = ", op, "::identity<float>();");
+    {
+      auto loop = p.block("for (long long j = threadIdx.x; j < len; j += blockDim.x)");
+      p.line("float x;");
+      args.push_back("x");
+      p.line(at, join(args), ");");
+      p.line(a, " = ", op, "::step(", a, ", x);");
+    }
+    p.line(a, " = ::hf::fusion::gen::block_reduce<", op, ">(", a, ", scratch);");
+    if (r.reduce_mode == ReduceMode::MEAN)
+      p.line(a, " = ::hf::fusion::gen::mean_of(", a, ", len);");
+    p.line("const float e", ph.row_reduce, " = ", convert_value(a, DType::F32, r.dtype), ";");
+  }
+}
+
 }  // namespace
 
 CudaParamLayout cuda_param_layout(const KernelSpec& spec) {
@@ -379,7 +449,12 @@ int cuda_vector_width(const KernelSpec& spec) {
 CudaLaunch cuda_launch_config(const KernelSpec& spec, const KernelArgs& args, int sm_count) {
   const long long cap = static_cast<long long>(std::max(sm_count, 1)) * 32;
   long long blocks;
-  if (spec.reduce) {
+  if (spec.row_stages()) {  // a block per row
+    long long len = 1;
+    for (int d = spec.row_axis; d < spec.rank; ++d) len *= args.shape[d];
+    if (len <= 0 || args.numel <= 0) return {0, kCudaBlock};
+    blocks = args.numel / len;
+  } else if (spec.reduce) {
     if (args.rows <= 0) return {0, kCudaBlock};
     blocks = args.row_len <= kCudaWarpRowMax ? (args.rows + kCudaBlock / 32 - 1) / (kCudaBlock / 32)
                                              : args.rows;
@@ -403,9 +478,13 @@ std::string generate_cuda(const KernelSpec& spec, const std::string& kernel_name
   {
     auto ns = p.namespace_block("hf_generated::" + kernel_name);
     print_params(p, spec, cuda_param_layout(spec));
-    p.blank();
-    print_eval(p, spec, info);
-    if (!spec.flat()) {
+    if (spec.row_stages()) {
+      print_row_stages(p, spec, info, plan_row_stages(spec, info.live));
+    } else {
+      p.blank();
+      print_eval(p, spec, info);
+    }
+    if (!spec.flat() && !spec.row_stages()) {
       p.blank();
       print_at(p, spec, info);
       if (info.walk || !spec.reduce) {
@@ -421,7 +500,7 @@ std::string generate_cuda(const KernelSpec& spec, const std::string& kernel_name
     }
   }
   p.blank();
-  if (spec.reduce)
+  if (spec.reduce || spec.row_stages())
     print_reduce_entry(p, spec, info, kernel_name);
   else if (spec.flat())
     print_flat_entry(p, spec, info, kernel_name);

@@ -13,7 +13,8 @@
 //   in<k>_strides[R] i64       element strides         (only for strided inputs: neither
 //                                                      dense nor scalar; 0 where broadcast)
 //   numel           i64        elements of the iteration space
-//   rows, row_len   i64        reduced rows and their length (only with a reduce)
+//   rows, row_len   i64        reduced rows and their length (only with a reduce; a
+//                              row-stage kernel derives its rows from shape and numel)
 // cuda_param_layout() lists exactly these fields with their offsets, and
 // pack_cuda_params() fills the buffer from the KernelArgs the host kernels take, holding
 // device pointers.
@@ -25,6 +26,8 @@
 // - with a reduce: blockDim.x a multiple of 32, at most 1024. Rows of at most
 //   kCudaWarpRowMax elements take one warp each (shuffle reduction), longer rows one block
 //   each (shuffles, then 32 partials in shared memory); rows are grid-strided.
+// - row stages (KernelSpec::row_axis): blockDim.x a multiple of 32, at most 1024; a block
+//   per row, grid-strided; each phase's reduce is a block reduction every thread receives.
 #pragma once
 #include <cstddef>
 #include <cstdint>

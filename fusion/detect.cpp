@@ -66,6 +66,7 @@ struct Grow {
   std::set<NodeId> nodes;
   Shape shape;
   std::optional<NodeId> reduce;
+  int row_axis = -1;  // Region::row_axis
   bool alive = true;
   int merged_into = -1;
   std::vector<NodeId> views;  // absorbed Broadcast/Reshape/Dimshuffle nodes
@@ -309,6 +310,53 @@ class Detector {
         if (region_of_[c] >= 0 && seen.insert(region_of_[c]).second) note(region_of_[c], id, why);
   }
 
+  // The first axis k such that `s` is `full` with axes [k, rank) set to 1 (a row shape), or -1.
+  static int row_axis_of(const Shape& s, const Shape& full) {
+    if (s.size() != full.size() || s == full) return -1;
+    for (size_t k = full.size(); k-- > 1;) {
+      if (s[k] != 1) return -1;
+      if (std::equal(s.begin(), s.begin() + static_cast<long>(k), full.begin()) &&
+          !std::all_of(full.begin() + static_cast<long>(k), full.end(),
+                       [](int64_t d) { return d == 1; }))
+        return static_cast<int>(k);
+    }
+    return -1;
+  }
+
+  // A Reduce, or a node whose shape is not the region's, may still join a region as part
+  // of a multi-stage row kernel (Region::row_axis): a Reduce over the innermost axes of the
+  // iteration shape (keepdims) whose result the region reads, or per-row math of the row
+  // shape. Sets `row_axis` and returns "" if `id` can; else why not.
+  std::string row_refusal(const Grow& R, NodeId id, int& row_axis) const {
+    const Node& n = g_.node(id);
+    const Shape& out = g_.value(n.outputs[0]).shape;
+    const std::string shape_why =
+        "output shape " + to_string(out) + " differs from the region's " + to_string(R.shape);
+    const bool reduce = n.op == OpType::Reduce;
+    std::string reduce_why;
+    if (reduce) {
+      NodeId c = users_[n.outputs[0]].front();
+      reduce_why = "a Reduce only ends a region (" + quoted(g_, c) +
+                   " would need its result before the row is done)";
+    }
+    if (!o_.fuse_reduce) return reduce ? reduce_why : shape_why;
+    if (R.reduce) return reduce ? reduce_why + "; its region already ends in a Reduce" : shape_why;
+    int k = row_axis_of(out, R.shape);
+    if (k < 0) return reduce ? reduce_why + "; its result is not a row of the region" : shape_why;
+    if (reduce) {
+      int rank = static_cast<int>(R.shape.size());
+      std::vector<int> axes = reduce_axes(n, rank);
+      if (g_.value(n.inputs[0]).shape != R.shape || axes.empty() || axes.front() != k ||
+          static_cast<int>(axes.size()) != rank - k)
+        return reduce_why + "; it does not reduce the region's rows";
+    }
+    if (R.row_axis >= 0 && k != R.row_axis)
+      return shape_why + " (rows from axis " + std::to_string(R.row_axis) + ")";
+    if (is_output(id)) return shape_why + " and it is a graph output";
+    row_axis = k;
+    return "";
+  }
+
   // Step 1: join the consumers' region or start one.
   void visit(NodeId id) {
     std::string why;
@@ -332,21 +380,16 @@ class Detector {
     if (r >= 0) {
       Grow& R = regions_[r];
       std::set<InputKey> ins;
-      if (k == Kind::Reduce) {
-        NodeId c = users_[n.outputs[0]].front();
-        why = "a Reduce only ends a region (" + quoted(g_, c) +
-              " would need its result before the row is done)";
-      } else if (out.shape != R.shape) {
-        why = "output shape " + to_string(out.shape) + " differs from the region's " +
-              to_string(R.shape);
-      } else {
+      int row_axis = -1;
+      if (k == Kind::Reduce || out.shape != R.shape) why = row_refusal(R, id, row_axis);
+      if (why.empty())
         why = views_refusal(R.views, [&](NodeId x) { return x == id || region_of_[x] == r; });
-        if (why.empty()) {
-          ins = inputs_with(R, id, false);
-          why = over_limit(ins.size(), R.outputs + is_output(id), R.exprs + 1);
-        }
+      if (why.empty()) {
+        ins = inputs_with(R, id, false);
+        why = over_limit(ins.size(), R.outputs + is_output(id), R.exprs + 1);
       }
       if (why.empty()) {
+        if (row_axis >= 0) R.row_axis = row_axis;
         R.outputs += is_output(id);
         add(r, id, std::move(ins), false);
         return;
@@ -465,6 +508,10 @@ class Detector {
     if (A.shape != B.shape)
       return "iteration shapes " + to_string(A.shape) + " and " + to_string(B.shape) + " differ";
     if (A.reduce && B.reduce) return "both end in a Reduce";
+    if ((A.reduce && B.row_axis >= 0) || (B.reduce && A.row_axis >= 0))
+      return "a row-stage region cannot end in a Reduce";
+    if (A.row_axis >= 0 && B.row_axis >= 0 && A.row_axis != B.row_axis)
+      return "their rows start at different axes";
     for (auto [r, other] : {std::pair{&A, &B}, std::pair{&B, &A}}) {
       if (!r->reduce) continue;
       for (NodeId c : users_[g_.node(*r->reduce).outputs[0]])
@@ -489,6 +536,7 @@ class Detector {
     Grow& B = regions_[b];
     A.nodes.insert(B.nodes.begin(), B.nodes.end());
     if (B.reduce) A.reduce = B.reduce;
+    A.row_axis = std::max(A.row_axis, B.row_axis);
     A.exprs += B.exprs;
     A.views.insert(A.views.end(), B.views.begin(), B.views.end());
     A.inputs = inputs_of(A.nodes);
@@ -606,6 +654,7 @@ class Detector {
                 [&](NodeId x, NodeId y) { return pos_[x] < pos_[y]; });
       out.shape = R.shape;
       out.reduce = R.reduce;
+      out.row_axis = R.row_axis;
       d.decisions.push_back(
           {out.nodes, true,
            "fused " + std::to_string(out.nodes.size()) + " nodes into one kernel" + stops(R)});

@@ -61,6 +61,10 @@ struct Region {
   std::vector<NodeId> nodes;     // topological order; includes absorbed Constant/view nodes
   Shape shape;                   // the iteration shape
   std::optional<NodeId> reduce;  // the trailing Reduce, if any
+  // >= 0: a multi-stage row region. Its Reduces over axes [row_axis, rank) (keepdims) are
+  // read inside it, and nodes of the row shape (the iteration shape with those axes 1)
+  // compute per-row values that the rest of the region reads broadcast over the row.
+  int row_axis = -1;
 };
 
 // One entry per region (fused) and one per live node left outside every region; together

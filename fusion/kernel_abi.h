@@ -5,8 +5,12 @@
 //   extern "C" void hf_<hash>(const hf::fusion::KernelArgs* args, long long begin, long long end);
 // Without a reduce, [begin, end) are flat element indices of the iteration space. With a
 // trailing reduce over axes [first_axis, rank), they are row indices: a row is one
-// element of the reduced output, and the kernel reduces its whole row. The runtime splits
-// the range over its thread pool.
+// element of the reduced output, and the kernel reduces its whole row. A multi-stage row
+// kernel (KernelSpec::row_axis, fusion/row_stages.h) is launched like a flat one, over flat
+// element indices, and does every row whose first element lies in [begin, end): any split
+// of [0, numel) does each row once, so the runtime needs no row-aware launch (rows and
+// row_len are not read; the row length comes from shape). The runtime splits the range over
+// its thread pool.
 #pragma once
 #include "runtime/ops/hd.h"
 

@@ -88,6 +88,15 @@ class Builder {
     k.nodes = r_.nodes;
     k.iteration_shape = iter_;
     k.spec.rank = static_cast<int>(iter_.size());
+    k.spec.row_axis = r_.row_axis;
+    if (r_.row_axis >= 0) {
+      if (r_.reduce) throw Error("fused region: a row-stage region cannot end in a Reduce");
+      if (r_.row_axis < 1 || r_.row_axis >= k.spec.rank)
+        throw Error("fused region: row axis " + std::to_string(r_.row_axis) + " outside the rank");
+      row_shape_ = iter_;
+      for (size_t d = static_cast<size_t>(r_.row_axis); d < row_shape_.size(); ++d)
+        row_shape_[d] = 1;
+    }
     live_ins_and_outs(k);
 
     // Pass 1: the reads, ordered like the live-ins they come from.
@@ -129,6 +138,10 @@ class Builder {
     for (NodeId id : r_.nodes) {
       if (!computes(id)) continue;
       const Node& n = g_.node(id);
+      if (n.op == OpType::Reduce && r_.row_axis >= 0) {
+        add_row_reduce(n, k);
+        continue;
+      }
       if (n.op == OpType::Reduce) {
         if (!r_.reduce || *r_.reduce != id) fail(n, "is not the region's declared Reduce");
         for (NodeId c : g_.consumers(n.outputs[0]))
@@ -148,9 +161,10 @@ class Builder {
         k.spec.reduce = red;
         continue;
       }
-      if (g_.value(n.outputs[0]).shape != r_.shape)
-        fail(n, "output shape " + to_string(g_.value(n.outputs[0]).shape) +
-                    " is not the region's " + to_string(r_.shape));
+      const Shape& out_shape = g_.value(n.outputs[0]).shape;
+      if (out_shape != r_.shape && (r_.row_axis < 0 || out_shape != row_shape_))
+        fail(n, "output shape " + to_string(out_shape) + " is not the region's " +
+                    to_string(r_.shape));
       SpecExpr e;
       e.dtype = g_.value(n.outputs[0]).dtype;
       for (size_t i = 0; i < n.inputs.size(); ++i) e.args[i] = expr_of(n.inputs[i], k);
@@ -182,6 +196,8 @@ class Builder {
         o.expr = k.spec.reduce->expr;
         o.reduced = true;
       } else if (auto it = computed_.find(v); it != computed_.end()) {
+        if (r_.row_axis >= 0 && g_.value(v).shape != r_.shape)
+          fail(p, "a per-row value of a row-stage region leaves it");
         o.expr = it->second;
       } else {
         fail(p, "its output leaves the region but no kernel expression computes it");
@@ -208,6 +224,27 @@ class Builder {
   std::vector<std::pair<ValueId, InputView>> reads_;
   std::map<ValueId, int> computed_;  // value computed inside -> its expression
   std::map<std::pair<int, uint64_t>, int> literals_;
+  Shape row_shape_;  // row-stage regions: the shape of a per-row value
+
+  // A Reduce read inside a row-stage region: a RowReduce expression over its rows.
+  void add_row_reduce(const Node& n, RegionKernel& k) {
+    if (g_.value(n.inputs[0]).shape != r_.shape) fail(n, "reduces a shape other than the region's");
+    if (g_.value(n.outputs[0]).shape != row_shape_)
+      fail(n, "its result is not one value per row of the region (keepdims)");
+    const int rank = static_cast<int>(r_.shape.size());
+    std::vector<int> axes = reduce_axes(n, rank);
+    for (size_t i = 0; i < axes.size(); ++i)
+      if (axes.size() != static_cast<size_t>(rank - r_.row_axis) ||
+          axes[i] != r_.row_axis + static_cast<int>(i))
+        fail(n, "does not reduce the region's rows");
+    SpecExpr e;
+    e.kind = ExprKind::RowReduce;
+    e.dtype = g_.value(n.outputs[0]).dtype;
+    e.reduce_mode = *parse_reduce_mode(n.attr_str("mode"));
+    e.args[0] = expr_of(n.inputs[0], k);
+    computed_[n.outputs[0]] = static_cast<int>(k.spec.exprs.size());
+    k.spec.exprs.push_back(e);
+  }
 
   static bool same(const InputView& a, const InputView& b) {
     return a.src_shape == b.src_shape && a.axis == b.axis;
@@ -298,7 +335,10 @@ class Builder {
         return op;
       }
       case OpType::Reduce:
-        fail(n, "its result is read inside the region");
+        if (r_.row_axis < 0) fail(n, "its result is read inside the region");
+        op.kind = Operand::Computed;
+        op.value = v;
+        return op;
       default:
         op.kind = Operand::Computed;
         op.value = v;

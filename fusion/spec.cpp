@@ -6,7 +6,7 @@
 namespace hf::fusion {
 
 bool KernelSpec::flat() const {
-  if (reduce) return false;
+  if (reduce || row_stages()) return false;
   for (const SpecInput& in : inputs)
     if (!in.scalar && !in.dense) return false;
   return true;
@@ -47,6 +47,7 @@ uint64_t KernelSpec::hash() const {
     for (int a : e.args) f(a);
     f(e.input);
     f(e.value);
+    if (e.kind == ExprKind::RowReduce) f(e.reduce_mode);  // absent before: old hashes stay
   }
   f(outputs.size());
   for (const SpecOutput& o : outputs) {
@@ -60,6 +61,7 @@ uint64_t KernelSpec::hash() const {
     f(reduce->expr);
     f(reduce->first_axis);
   }
+  if (row_stages()) f(row_axis);
   return f.h;
 }
 

@@ -28,15 +28,18 @@ struct SpecInput {
   bool scalar = false;  // a single element, loaded once
 };
 
-enum class ExprKind : uint8_t { Input, Literal, Elemwise, PowC, Cvt };
+// RowReduce (only in a row kernel, KernelSpec::row_axis >= 0): the reduction of args[0]
+// over the current row, a value per row that later expressions read like any other.
+enum class ExprKind : uint8_t { Input, Literal, Elemwise, PowC, Cvt, RowReduce };
 
 struct SpecExpr {
   ExprKind kind = ExprKind::Input;
-  DType dtype = DType::F32;  // the value's storage type in the graph
-  Mode mode = Mode::ADD;     // Elemwise
-  int args[4] = {-1, -1, -1, -1};  // earlier expressions (Elemwise, PowC, Cvt)
-  int input = -1;                  // Input
-  double value = 0;                // Literal value, PowC exponent
+  DType dtype = DType::F32;                  // the value's storage type in the graph
+  Mode mode = Mode::ADD;                     // Elemwise
+  int args[4] = {-1, -1, -1, -1};            // earlier expressions (Elemwise, PowC, Cvt)
+  int input = -1;                            // Input
+  double value = 0;                          // Literal value, PowC exponent
+  ReduceMode reduce_mode = ReduceMode::SUM;  // RowReduce
 };
 
 struct SpecOutput {
@@ -58,9 +61,18 @@ struct KernelSpec {
   std::vector<SpecExpr> exprs;  // topological: arguments precede their users
   std::vector<SpecOutput> outputs;
   std::optional<SpecReduce> reduce;
+  // A multi-stage row kernel when >= 0 (and `reduce` is empty): a row is the axes
+  // [row_axis, rank), RowReduce expressions reduce over it, and an expression that reads
+  // only row values (RowReduces, literals, scalar inputs) is computed once per row and
+  // broadcast back over the row. So reduce -> per-row math -> elementwise over the row ->
+  // another reduce ... is one kernel that reads the row from memory once (layernorm,
+  // softmax). Outputs are full-shape.
+  int row_axis = -1;
 
   // True when every non-scalar input is dense and nothing is reduced: one flat loop.
   bool flat() const;
+  // A multi-stage row kernel (row_axis >= 0).
+  bool row_stages() const { return row_axis >= 0; }
   // Stable across processes and builds (FNV-1a over a canonical encoding).
   uint64_t hash() const;
   std::string hash_hex() const;
