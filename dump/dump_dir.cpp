@@ -32,8 +32,9 @@ bool write_all(int fd, std::string_view content) {
 
 }  // namespace
 
-DumpDir::DumpDir(fs::path dir, bool force) : dir_(std::move(dir)), force_(force) {
-  const std::string what = "--dump " + dir_.string() + ": ";
+DumpDir::DumpDir(fs::path dir, bool force, std::string option)
+    : dir_(std::move(dir)), force_(force), option_(std::move(option)) {
+  const std::string what = option_ + " " + dir_.string() + ": ";
   std::error_code ec;
   fs::file_status st = fs::status(dir_, ec);
   if (ec && ec != std::errc::no_such_file_or_directory)
@@ -47,17 +48,18 @@ DumpDir::DumpDir(fs::path dir, bool force) : dir_(std::move(dir)), force_(force)
   fs::directory_iterator it(dir_, ec);
   if (ec) throw Error(what + "cannot list the directory: " + ec.message());
   if (it != fs::directory_iterator() && !force_)
-    throw Error(what + "directory is not empty; use --force to overwrite the dump's files in it");
+    throw Error(what + "directory is not empty; use --force to overwrite the " +
+                (option_ == "--dump" ? "dump's files" : "files " + option_ + " writes") + " in it");
 }
 
 fs::path DumpDir::write(const std::string& relative, std::string_view content) {
   const fs::path rel(relative);
   if (rel.empty() || rel.is_absolute() || rel.filename().empty())
-    throw Error("--dump: bad file name '" + relative + "'");
+    throw Error(option_ + ": bad file name '" + relative + "'");
   for (const fs::path& part : rel)
-    if (part == ".." || part == ".") throw Error("--dump: bad file name '" + relative + "'");
+    if (part == ".." || part == ".") throw Error(option_ + ": bad file name '" + relative + "'");
   const fs::path target = dir_ / rel;
-  const std::string what = "--dump " + target.string() + ": ";
+  const std::string what = option_ + " " + target.string() + ": ";
 
   // Subdirectories: created as needed; an existing one must be a directory, not a link.
   fs::path sub = dir_;
@@ -67,9 +69,10 @@ fs::path DumpDir::write(const std::string& relative, std::string_view content) {
     fs::file_status st = fs::symlink_status(sub, ec);
     if (!fs::exists(st)) {
       if (!fs::create_directory(sub, ec) && ec)
-        throw Error("--dump " + sub.string() + ": cannot create the directory: " + ec.message());
+        throw Error(option_ + " " + sub.string() +
+                    ": cannot create the directory: " + ec.message());
     } else if (!fs::is_directory(st)) {
-      throw Error("--dump " + sub.string() + ": exists and is not a directory");
+      throw Error(option_ + " " + sub.string() + ": exists and is not a directory");
     }
   }
 

@@ -19,8 +19,9 @@ namespace hf::dump {
 
 class DumpDir {
  public:
-  // Checks (and creates) the directory; throws hf::Error "--dump DIR: ..." when refused.
-  DumpDir(std::filesystem::path dir, bool force);
+  // Checks (and creates) the directory; throws hf::Error "--dump DIR: ..." when refused
+  // (`option` names the flag in messages: --save-outputs follows the same rule).
+  DumpDir(std::filesystem::path dir, bool force, std::string option = "--dump");
 
   const std::filesystem::path& path() const { return dir_; }
   bool force() const { return force_; }
@@ -35,6 +36,7 @@ class DumpDir {
  private:
   std::filesystem::path dir_;
   bool force_ = false;
+  std::string option_;
   std::vector<std::string> written_;
 };
 

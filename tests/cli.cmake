@@ -33,4 +33,4 @@ add_test(NAME cli_errors
 set_tests_properties(cli_report cli_errors PROPERTIES ENVIRONMENT "${HF_TEST_ENV}")
 add_test(NAME cli_help COMMAND hotfuse-run --help)
 set_tests_properties(cli_help PROPERTIES
-  PASS_REGULAR_EXPRESSION "--iters.*--warmup.*--backend.*--fusion.*--profile-iters.*--reprofile-iters.*--min-saving.*--expected-iters.*--sync-compile.*--settle-timeout.*--report.*--seed")
+  PASS_REGULAR_EXPRESSION "--iters.*--warmup.*--backend.*--fusion.*--profile-iters.*--reprofile-iters.*--min-saving.*--expected-iters.*--sync-compile.*--settle-timeout.*--report.*--check.*--atol.*--rtol.*--inputs.*--save-outputs.*--seed")

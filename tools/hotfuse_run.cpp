@@ -27,6 +27,7 @@
 #include "runtime/io/graph_json.h"
 #include "runtime/io/onnx_import.h"
 #include "runtime/io/random_inputs.h"
+#include "runtime/io/test_data.h"
 #include "runtime/ir/error.h"
 #include "runtime/session/backend_select.h"
 #include "runtime/session/fuse_graph.h"
@@ -38,6 +39,8 @@
 #include "runtime/session/fusing_backend.h"
 #include "runtime/session/session.h"
 #include "runtime/session/session_report.h"
+#include "tools/check_mode.h"
+#include "tools/output_files.h"
 
 namespace {
 
@@ -61,6 +64,11 @@ struct Options {
   double settle_timeout = 300;  // seconds
   std::string dump;             // --dump DIR (docs/dumps.md)
   bool force = false;           // --force: overwrite the dump's files in a non-empty DIR
+  // TensorProto files (docs/onnx.md)
+  std::string check;  // --check DIR: run DIR's test data sets, compare the outputs
+  double atol = 1e-3, rtol = 1e-3;
+  std::string inputs;        // --inputs DIR: input_*.pb instead of random inputs
+  std::string save_outputs;  // --save-outputs DIR: output_*.pb
 };
 
 constexpr std::chrono::milliseconds kMinWarmup{200};
@@ -201,12 +209,7 @@ std::vector<OpRow> rows_of(const std::vector<OpRecord>& ops) {
   return rows;
 }
 
-int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
-                 const std::vector<TensorView>& views, dump::DumpDir* dump_dir) {
-  fusion::CpuKernelCache& cache = fusion::CpuKernelCache::process();
-  MachinePeak machine = probe_machine(cpu_backend.pool(), fusion::DiskCache::default_dir());
-  std::printf("machine: %.1f GB/s, %.0f GFLOP/s, %.1f us per launch (%s)\n", machine.bandwidth_gbps,
-              machine.gflops, machine.launch_us, machine.source.c_str());
+SessionOptions session_options(const Options& o) {
   SessionOptions so;
   so.warmup_iters = o.warmup;
   so.profile_iters = o.profile_iters;
@@ -214,6 +217,17 @@ int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
   so.sync_compile = o.sync_compile;
   so.select.min_share = o.min_saving / 100;
   so.select.expected_iters = o.expected_iters;
+  return so;
+}
+
+int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
+                 const std::vector<TensorView>& views, dump::DumpDir* dump_dir,
+                 dump::DumpDir* save_dir) {
+  fusion::CpuKernelCache& cache = fusion::CpuKernelCache::process();
+  MachinePeak machine = probe_machine(cpu_backend.pool(), fusion::DiskCache::default_dir());
+  std::printf("machine: %.1f GB/s, %.0f GFLOP/s, %.1f us per launch (%s)\n", machine.bandwidth_gbps,
+              machine.gflops, machine.launch_us, machine.source.c_str());
+  SessionOptions so = session_options(o);
   so.trace = dump_dir != nullptr;  // trace.json
   so.trace_max_steps = 200000;
   Session session(g, cpu_backend, cache, machine, so);
@@ -241,6 +255,7 @@ int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
     print_events();
   }
   std::vector<HostTensor> fused = copies(cpu_backend, out);
+  if (save_dir) save_outputs(*save_dir, g, fused);
 
   std::cout << "\nunfused profile (" << o.profile_iters << " iterations):\n";
   std::vector<OpRow> rows = rows_of(session.unfused_ops());
@@ -329,7 +344,7 @@ void print_device_profile(const Graph& g, Backend& b, const cuda::CudaBackend& g
 // --backend cuda (or auto on a GPU machine) with --fusion off|static|all: the unfused run
 // on the CUDA backend, then the fused graph with NVRTC kernels, checked against it.
 int run_cuda(const Options& o, const Graph& g, cuda::CudaBackend& gpu, fusion::FusionLevel level,
-             const std::vector<HostTensor>& inputs, dump::DumpDir* dir) {
+             const std::vector<HostTensor>& inputs, dump::DumpDir* dir, dump::DumpDir* save) {
   const cuda::DeviceStatus& dev = gpu.device();
   std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count()
             << " nodes; cuda " << dev.name << "; " << o.iters << " iterations after " << o.warmup
@@ -342,6 +357,7 @@ int run_cuda(const Options& o, const Graph& g, cuda::CudaBackend& gpu, fusion::F
   print_op_table(std::cout, before.rows);
   print_device_profile(g, gpu, gpu, in.views, o, "unfused");
   if (level == fusion::FusionLevel::Off) {
+    if (save) save_outputs(*save, g, before.outputs);
     if (!o.report.empty()) write_report(o.report, g, o, before, nullptr, nullptr);
     dump_fusion(dir, g, o, before, nullptr, nullptr);
     return 0;
@@ -367,13 +383,33 @@ int run_cuda(const Options& o, const Graph& g, cuda::CudaBackend& gpu, fusion::F
             << " ms (" << fused.compiled << " compiled, " << fused.cache_hits
             << " from cache); outputs match unfused (worst element within " << worst
             << " of its tolerance)\n";
+  if (save) save_outputs(*save, g, after.outputs);
   if (!o.report.empty()) write_report(o.report, g, o, before, &after, &fused);
   dump_fusion(dir, g, o, before, &after, &fused);
   return 0;
 }
 #endif
 
+int check(const Options& o) {
+  CheckOptions c;
+  c.dir = o.check;
+  c.atol = o.atol;
+  c.rtol = o.rtol;
+  c.fusion = o.fusion;
+  c.threads = o.threads;
+  c.session = session_options(o);
+  c.settle_timeout = o.settle_timeout;
+  return run_check(c);
+}
+
 int run(const Options& o) {
+  if (!o.check.empty()) {
+    if (o.backend == "cuda")
+      throw Error(
+          "--backend cuda: --check runs on the CPU backend only for now (docs/cuda.md); "
+          "use --backend cpu or auto");
+    return check(o);  // on the CPU backend
+  }
   // Refused before the graph is read: a missing device costs nothing.
   BackendChoice choice = choose_backend(o.backend, o.fusion == "adaptive");
   auto level = fusion::parse_fusion_level(o.fusion == "adaptive" ? "all" : o.fusion);
@@ -382,11 +418,15 @@ int run(const Options& o) {
   std::optional<dump::DumpDir> dump_dir;
   if (!o.dump.empty()) dump_dir.emplace(o.dump, o.force);
   dump::DumpDir* dir = dump_dir ? &*dump_dir : nullptr;
+  std::optional<dump::DumpDir> save_dir;
+  if (!o.save_outputs.empty()) save_dir.emplace(save_outputs_dir(o.save_outputs, o.force));
+  dump::DumpDir* save = save_dir ? &*save_dir : nullptr;
+  std::vector<HostTensor> inputs =
+      o.inputs.empty() ? random_inputs(g, o.seed) : read_graph_inputs(g, o.inputs);
   if (!choice.line.empty()) std::cout << choice.line << "\n";
-  std::vector<HostTensor> inputs = random_inputs(g, o.seed);
 #if HF_HAVE_CUDA_BACKEND
   if (choice.cuda)
-    return run_cuda(o, g, static_cast<cuda::CudaBackend&>(*choice.cuda), *level, inputs, dir);
+    return run_cuda(o, g, static_cast<cuda::CudaBackend&>(*choice.cuda), *level, inputs, dir, save);
 #endif
   cpu::ThreadPool pool(o.threads);
   cpu::CpuBackend cpu_backend(&pool);
@@ -399,7 +439,7 @@ int run(const Options& o) {
   if (o.fusion == "adaptive") {
     std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count()
               << " nodes; cpu, " << pool.size() << " threads; adaptive fusion\n";
-    return run_adaptive(o, g, cpu_backend, views, dir);
+    return run_adaptive(o, g, cpu_backend, views, dir, save_dir ? &*save_dir : nullptr);
   }
 
   std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count()
@@ -411,6 +451,7 @@ int run(const Options& o) {
   print_op_table(std::cout, before.rows);
 
   if (*level == fusion::FusionLevel::Off) {
+    if (save_dir) save_outputs(*save_dir, g, before.outputs);
     if (!o.report.empty()) write_report(o.report, g, o, before, nullptr, nullptr);
     dump_fusion(dir, g, o, before, nullptr, nullptr);
     return 0;
@@ -431,9 +472,53 @@ int run(const Options& o) {
             << " ms (" << fused.compiled << " compiled, " << fused.cache_hits
             << " from cache); outputs match unfused (worst element within " << worst
             << " of its tolerance)\n";
+  if (save_dir) save_outputs(*save_dir, g, after.outputs);
   if (!o.report.empty()) write_report(o.report, g, o, before, &after, &fused);
   dump_fusion(dir, g, o, before, &after, &fused);
   return 0;
+}
+
+// A tolerance: a number >= 0 (CLI11's range check prints its bound in full).
+const CLI::Validator kTolerance(
+    [](std::string& s) -> std::string {
+      size_t used = 0;
+      double v = -1;
+      try {
+        v = std::stod(s, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      return used == s.size() && v >= 0 ? "" : "must be a number >= 0, got '" + s + "'";
+    },
+    "TOL>=0");
+
+// --check, --atol, --rtol, --inputs, --save-outputs (TensorProto files, docs/onnx.md).
+void add_tensor_file_options(CLI::App& app, Options& o) {
+  CLI::Option* check =
+      app.add_option("--check", o.check,
+                     "run DIR/model.onnx on DIR/test_data_set_*/input_*.pb and compare with "
+                     "output_*.pb (ONNX backend tests); exit 0 only if every data set passes");
+  app.add_option("--atol", o.atol, "--check: absolute tolerance")
+      ->check(kTolerance)
+      ->capture_default_str();
+  app.add_option("--rtol", o.rtol, "--check: relative tolerance")
+      ->check(kTolerance)
+      ->capture_default_str();
+  app.add_option("--inputs", o.inputs, "read the inputs from DIR/input_*.pb instead of random ones")
+      ->excludes(check);
+  app.add_option("--save-outputs", o.save_outputs,
+                 "write the outputs to DIR/output_*.pb; a non-empty DIR is refused without --force")
+      ->excludes(check);
+}
+
+void check_option_combinations(const Options& o) {
+  if (o.graph.empty() == o.check.empty())
+    throw CLI::ValidationError(o.check.empty() ? "GRAPH is required (or --check DIR)"
+                                               : "GRAPH and --check DIR exclude each other");
+  if (o.force && o.dump.empty() && o.save_outputs.empty())
+    throw CLI::ValidationError("--force needs --dump or --save-outputs");
+  if (!o.check.empty() && (!o.report.empty() || !o.dump.empty()))
+    throw CLI::ValidationError("--check writes no --report or --dump; run the model without it");
 }
 
 }  // namespace
@@ -442,8 +527,7 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"hotfuse-run: run a graph on random inputs, profile every operator, fuse"};
   app.add_option("GRAPH", o.graph,
-                 "graph file: native JSON (docs/graph-format.md) or ONNX, *.onnx (docs/onnx.md)")
-      ->required();
+                 "graph file: native JSON (docs/graph-format.md) or ONNX, *.onnx (docs/onnx.md)");
   app.add_option("--iters", o.iters, "timed iterations (adaptive: once settled)")
       ->check(CLI::Range(1, 1000000000))
       ->capture_default_str();
@@ -483,14 +567,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
   app.add_option("--report", o.report, "write a JSON summary (docs/report.md) to this file");
-  CLI::Option* dump_opt =
-      app.add_option("--dump", o.dump,
-                     "write before/after Graphviz graphs (.dot, .svg), trace.json (Perfetto), "
-                     "report.json and the kernels' sources to this directory (docs/dumps.md); "
-                     "a non-empty directory is refused without --force");
+  app.add_option("--dump", o.dump,
+                 "write before/after Graphviz graphs (.dot, .svg), trace.json (Perfetto), "
+                 "report.json and the kernels' sources to this directory (docs/dumps.md); "
+                 "a non-empty directory is refused without --force");
   app.add_flag("--force", o.force,
-               "--dump: write into a non-empty directory, replacing only the dump's own files")
-      ->needs(dump_opt);
+               "--dump, --save-outputs: write into a non-empty directory, replacing only the "
+               "files they write");
+  add_tensor_file_options(app, o);
   app.add_option("--seed", o.seed, "seed of the random inputs")->capture_default_str();
   app.add_option("--threads", o.threads,
                  "CPU threads (0: HOTFUSE_NUM_THREADS, else all hardware threads)")
@@ -498,6 +582,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   try {
     app.parse(argc, argv);
+    check_option_combinations(o);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {

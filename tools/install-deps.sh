@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build python3
   nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libopenblas-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
+  libonnx-testdata  # ONNX backend-test data: the conformance sweep (tests/onnx_conformance.cmake)
   graphviz
   # models/export_models.py (the real-model tests, tests/models.cmake): Debian's torch,
   # torchvision and onnx for /usr/bin/python3.

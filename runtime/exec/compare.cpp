@@ -40,6 +40,7 @@ Mismatch compare(const TensorView& e, const TensorView& a, Tolerance tol) {
     if (std::isfinite(diff))
       worst.worst_ratio = std::max(worst.worst_ratio, allowed > 0 ? diff / allowed : diff > 0 ? INFINITY : 0);
     double excess = diff - allowed;
+    if (!(excess <= 0)) ++worst.count;
     if (!(excess <= 0) && (worst.index < 0 || !(excess <= worst_excess))) {
       worst.index = i;
       worst.expected = x;

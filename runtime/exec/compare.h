@@ -13,6 +13,7 @@ Tolerance fused_tolerance(DType t);
 
 struct Mismatch {
   int64_t index = -1;  // the worst element beyond tolerance; -1 when everything matches
+  int64_t count = 0;   // elements beyond tolerance
   double expected = 0, actual = 0;
   // max |actual - expected| / (atol + rtol * |expected|) over the elements that are not
   // NaN/inf: how much of the tolerance the worst element used (<= 1 when all match).

@@ -118,7 +118,9 @@ void Importer::read_opsets() {
                   std::to_string(o.version()) + ")");
     opset_ = static_cast<int>(o.version());
   }
-  if (opset_ == 0) throw Error("imports no version of the default ONNX opset (ai.onnx)");
+  if (opset_ == 0)
+    throw Error("imports no version of the default ONNX opset (ai.onnx); models of other "
+                "domains only are not supported");
   if (opset_ < kMinOpset || opset_ > kMaxOpset)
     throw Error("opset " + std::to_string(opset_) + " is not supported (this build reads opsets " +
                 std::to_string(kMinOpset) + "-" + std::to_string(kMaxOpset) + ")");
@@ -152,7 +154,7 @@ void Importer::read_inputs() {
     if (vi.name().empty()) throw Error("a graph input has no name");
     if (slots_.count(vi.name())) throw Error(what + " is defined twice");
     if (!vi.has_type() || !vi.type().has_tensor_type())
-      throw Error(what + ": only tensor inputs are supported");
+      throw Error(what + ": sequence, map and optional inputs are not supported (only tensors)");
     const auto& tt = vi.type().tensor_type();
     auto dt = to_dtype(tt.elem_type());
     if (!dt)
@@ -160,6 +162,11 @@ void Importer::read_inputs() {
                   " is not supported (hotfuse computes in FLOAT FLOAT16 BFLOAT16 INT32 INT64 "
                   "BOOL UINT8)");
     if (!tt.has_shape()) throw Error(what + ": has no shape (hotfuse needs static shapes)");
+    // A shape given for the input (of the model's rank) sizes its unsized dimensions.
+    const Shape* given_shape = nullptr;
+    if (auto it = options_.input_shapes.find(vi.name());
+        it != options_.input_shapes.end() && int(it->second.size()) == tt.shape().dim_size())
+      given_shape = &it->second;
     Shape shape;
     for (int k = 0; k < tt.shape().dim_size(); ++k) {
       const auto& d = tt.shape().dim(k);
@@ -167,6 +174,9 @@ void Importer::read_inputs() {
         if (d.dim_value() < 0)
           throw Error(what + ": dimension " + std::to_string(k) + " is negative");
         shape.push_back(d.dim_value());
+      } else if (given_shape && !(d.has_dim_param() && options_.dims.count(d.dim_param())) &&
+                 (*given_shape)[k] >= 0) {
+        shape.push_back((*given_shape)[k]);
       } else if (d.has_dim_param() && options_.dims.count(d.dim_param())) {
         int64_t v = options_.dims.at(d.dim_param());
         if (v < 0) throw Error(what + ": size " + std::to_string(v) + " given for '" +
@@ -174,10 +184,11 @@ void Importer::read_inputs() {
         shape.push_back(v);
       } else if (d.has_dim_param()) {
         throw Error(what + ": dimension " + std::to_string(k) + " is symbolic ('" +
-                    d.dim_param() + "'); give it a size (hotfuse needs static shapes)");
+                    d.dim_param() +
+                    "') and no size is given: not supported (hotfuse needs static shapes)");
       } else {
         throw Error(what + ": dimension " + std::to_string(k) +
-                    " has no size (hotfuse needs static shapes)");
+                    " has no size: not supported (hotfuse needs static shapes)");
       }
     }
     checked_numel(shape, what);
@@ -354,6 +365,22 @@ Graph Importer::run() {
     if (keep[k]) import_node(gp.node(k), k);
   read_outputs();
   return rebuild();
+}
+
+std::optional<std::vector<int64_t>> Importer::given_input_value(int k) {
+  auto given = options_.input_values.find(cur_->input(k));
+  const Slot& s = slot(cur_->input(k));
+  if (given == options_.input_values.end() || !s.rt ||
+      std::find(graph_inputs_.begin(), graph_inputs_.end(), *s.rt) == graph_inputs_.end())
+    return std::nullopt;
+  const std::string what = "input " + std::to_string(k) + " '" + cur_->input(k) + "': ";
+  if (!is_int(dtype(k)))
+    throw Error(what + "a value is given for it, but it is not an integer tensor");
+  if (static_cast<int64_t>(given->second.size()) != numel(shape(k)))
+    throw Error(what + "the value given has " + std::to_string(given->second.size()) +
+                " elements, its shape " + to_string(shape(k)) + " holds " +
+                std::to_string(numel(shape(k))));
+  return given->second;
 }
 
 }  // namespace onnx_detail

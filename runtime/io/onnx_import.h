@@ -21,6 +21,14 @@ struct OnnxImportOptions {
   // Sizes for symbolic input dimensions (ONNX dim_param), e.g. {{"batch", 8}}. A graph input
   // with a symbolic dimension not listed here is an error: hotfuse plans static shapes.
   std::map<std::string, int64_t> dims;
+  // Shapes of graph inputs, by name, for the dimensions the model leaves symbolic (and not
+  // in `dims`) or unsized, where the rank is the model's; sized dimensions keep their size.
+  std::map<std::string, Shape> input_shapes;
+  // Values of integer graph inputs, used only where the importer needs a constant and the
+  // model gives a run-time value (a Reshape's shape, Squeeze's or ReduceSum's axes,
+  // ConstantOfShape's shape, ...): the graph is specialised to them. The input stays a
+  // graph input. `hotfuse-run --check` takes them from the test data (docs/onnx.md).
+  std::map<std::string, std::vector<int64_t>> input_values;
 };
 
 // Reads and verifies a model. Graph inputs are the model's inputs that are not

@@ -195,6 +195,8 @@ class Importer {
   void lower_gather();
   std::optional<std::vector<int64_t>> axes_arg(int input, const char* attr_name);
   std::vector<int64_t> const_ints(int k, const char* what);
+  // OnnxImportOptions::input_values for input k when it is a graph input given there.
+  std::optional<std::vector<int64_t>> given_input_value(int k);
   [[noreturn]] void unsupported(const std::string& why = "");
 
   const pb::ModelProto& model_;

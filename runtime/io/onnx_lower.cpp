@@ -215,9 +215,12 @@ void Importer::unsupported(const std::string& why) {
 
 std::vector<int64_t> Importer::const_ints(int k, const char* what) {
   need_input(cur_, k);
-  if (!is_const(k))
+  if (!is_const(k)) {
+    if (auto given = given_input_value(k)) return *given;
     throw Error(std::string(what) + " (input " + std::to_string(k) + " '" + cur_->input(k) +
-                "') must be a constant or computable at import time; hotfuse needs static shapes");
+                "') must be a constant or computable at import time; hotfuse needs static shapes "
+                "(a value given at run time is not supported here)");
+  }
   const ConstTensor& c = cst(k);
   if (c.floating()) throw Error(std::string(what) + " must be integers");
   return c.ints();
@@ -329,8 +332,9 @@ void Importer::lower_cast(int32_t to) {
   ValueId x = rt(0);
   auto t = to_dtype(to);
   if (!t)
-    throw Error("cannot cast to " + elem_type_name(to) +
-                ": hotfuse computes in FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL UINT8");
+    throw Error("casting to " + elem_type_name(to) +
+                " is not supported (hotfuse computes in FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL "
+                "UINT8)");
   set_rt(0, cvt(x, *t));
 }
 

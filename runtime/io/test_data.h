@@ -1,0 +1,31 @@
+// ONNX backend-test data sets: DIR/model.onnx with DIR/test_data_set_*/input_*.pb and
+// output_*.pb (TensorProto files, runtime/io/tensor_file.h), and input files bound to a
+// graph's inputs. Used by `hotfuse-run --check` and `--inputs` (docs/onnx.md).
+#pragma once
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/io/onnx_import.h"
+#include "runtime/io/tensor_file.h"
+#include "runtime/ir/graph.h"
+
+namespace hf {
+
+// DIR/test_data_set_<N> directories, by N; none is an error naming DIR.
+std::vector<std::filesystem::path> test_data_sets(const std::filesystem::path& dir);
+
+// What the data sets tell the importer about the inputs, from the named, readable input
+// files that every data set gives alike (by TensorProto.name): their shapes
+// (OnnxImportOptions::input_shapes, for symbolic dimensions) and the values of INT32/INT64
+// ones of at most 4096 elements (input_values: a Reshape's shape given as an input, ...).
+OnnxImportOptions import_options_from(const std::vector<std::filesystem::path>& sets);
+
+// DIR/input_0.pb, input_1.pb, ... bound to g's inputs. When every file names a distinct
+// graph input (TensorProto.name), files go to the inputs of those names, in whatever order
+// they are numbered; otherwise (names empty or not the graph's) input_k.pb goes to input k.
+// The count, element types and shapes must match the graph's; errors name the file.
+std::vector<HostTensor> read_graph_inputs(const Graph& g, const std::filesystem::path& dir);
+
+}  // namespace hf

@@ -1,0 +1,27 @@
+// hotfuse-run --check DIR: ONNX's backend-test convention. DIR holds model.onnx and
+// test_data_set_*/{input,output}_*.pb; every data set is run on the plan the chosen --fusion
+// mode ends up with and every output compared with |expected - actual| <= atol +
+// rtol * |expected| (NaN matches NaN, infinities match in sign, integers and bools exactly).
+// Prints PASS or FAIL per data set, with the worst element of a failing output.
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "runtime/session/session.h"
+
+namespace hf {
+
+struct CheckOptions {
+  std::filesystem::path dir;
+  double atol = 1e-3, rtol = 1e-3;  // onnx_test_runner's defaults
+  std::string fusion = "adaptive";  // off | static | all | adaptive
+  int threads = 0;
+  SessionOptions session;       // adaptive
+  double settle_timeout = 300;  // adaptive: seconds to wait for the session to settle
+};
+
+// 0 when every data set passes, 1 on a mismatch; bad input (a missing or malformed file,
+// counts, types or shapes that do not fit the model) throws hf::Error naming the file.
+int run_check(const CheckOptions& o);
+
+}  // namespace hf
