@@ -12,10 +12,5 @@ if [ -f "$models/SKIPPED" ]; then
   echo "skipped: $(cat "$models/SKIPPED")"
   exit 77
 fi
-# Until the conformance runner is merged (branch onnx-check), say so instead of failing.
-if ! "$run" --help 2>&1 | grep -q -- "--check"; then
-  echo "skipped: this hotfuse-run has no --check yet"
-  exit 77
-fi
 [ -f "$models/$name/model.onnx" ] || { echo "model_check: $models/$name/model.onnx is missing" >&2; exit 1; }
 exec "$run" --check "$models/$name" --fusion "$fusion" "$@"
