@@ -168,6 +168,16 @@ class Detector {
         return Kind::Constant;
       case OpType::MatMul:
         return refuse("MatMul is not element-wise");
+      case OpType::Conv:
+      case OpType::MaxPool:
+      case OpType::AveragePool:
+        return refuse(std::string(op_type_name(n.op)) +
+                      " is a windowed op (a library or direct kernel), not element-wise");
+      case OpType::Concat:
+      case OpType::Slice:
+      case OpType::Gather:
+        return refuse(std::string(op_type_name(n.op)) +
+                      " moves data between positions; it is not fused (a barrier)");
       case OpType::Fused:
         return refuse("already a fused kernel");
     }

@@ -48,6 +48,19 @@ TEST(Executor, EveryExampleGraphMatchesTheReference) {
   EXPECT_GE(count, 7);
 }
 
+// A Constant is computed once, when the plan is built: its buffer must not be reused (nor
+// written in place) after its last reader, or the second iteration reads garbage.
+TEST(Executor, ConstantsSurviveTheirLastUse) {
+  const char* text = R"({
+    "inputs": [{"name": "x", "dtype": "f32", "shape": [4]}],
+    "nodes": [
+      {"name": "c", "op": "Constant", "attrs": {"dtype": "f32", "shape": [4], "value": [1, 2, 3, 4]}, "inputs": []},
+      {"name": "y", "op": "Elemwise", "mode": "ADD", "inputs": ["c:0", "x"]},
+      {"name": "z", "op": "Elemwise", "mode": "MUL", "inputs": ["y:0", "y:0"]}],
+    "outputs": ["z:0"]})";
+  expect_matches_reference(parse_graph_json(text, "constant_reuse"), 1e-6);
+}
+
 TEST(Executor, EveryOpTypeAndDtypePath) {
   const char* text = R"({
     "inputs": [{"name": "x", "dtype": "f32", "shape": [3, 4, 5]},

@@ -1220,25 +1220,25 @@ TEST(onnx, ErrorsNameTheFileAndTheNode) {
     m.input("x", TP::FLOAT, {1, 3, 8, 8});
     m.input("w", TP::FLOAT, {4, 3, 3, 3});
     m.node("Relu", {"x"}, {"r"}, "relu0");
-    m.node("Conv", {"r", "w"}, {"y"}, "conv1");
+    m.node("ConvTranspose", {"r", "w"}, {"y"}, "conv1");
     m.output("y");
-    EXPECT_EQ(import_error(m), "m.onnx: node 1 'conv1' (Conv): unsupported op");
+    EXPECT_EQ(import_error(m), "m.onnx: node 1 'conv1' (ConvTranspose): unsupported op");
   }
   {
     Model m;
     m.input("x", TP::FLOAT, {1, 3, 8, 8});
-    m.node("MaxPool", {"x"}, {"y"});
+    m.node("LpPool", {"x"}, {"y"});
     m.output("y");
-    EXPECT_EQ(import_error(m), "m.onnx: node 0 (MaxPool): unsupported op");
+    EXPECT_EQ(import_error(m), "m.onnx: node 0 (LpPool): unsupported op");
   }
   {
     Model m;
     m.input("x", TP::FLOAT, {4, 3});
-    m.init_int64s("i", {}, {1});
-    m.node("Gather", {"x", "i"}, {"y"}, "g");
+    m.init_int64s("i", {2}, {1, 2});
+    m.node("Tile", {"x", "i"}, {"y"}, "g");
     m.output("y");
-    EXPECT_EQ(import_error(m), "m.onnx: node 0 'g' (Gather): unsupported op (on run-time data; "
-                               "Gather is only folded when its inputs are constants)");
+    EXPECT_EQ(import_error(m), "m.onnx: node 0 'g' (Tile): unsupported op (on run-time data; "
+                               "Tile is only folded when its inputs are constants)");
   }
   {
     Model m;

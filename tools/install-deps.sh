@@ -12,6 +12,9 @@ packages=(
   graphviz
   # fuzz/ (docs/reliability.md): clang with libFuzzer and the sanitizer runtimes.
   clang-14 libclang-rt-14-dev
+  # models/export_models.py (the real-model tests, tests/models.cmake): Debian's torch,
+  # torchvision and onnx for /usr/bin/python3.
+  python3-torch python3-torchvision python3-onnx
   # hotfuse-view (viewer/, docs/viewer.md): Dear ImGui, GLFW, Graphviz's libgvc, stb; Xvfb and
   # Mesa's software OpenGL for its headless screenshot test; DejaVu fonts for the UI.
   pkg-config libimgui-dev libglfw3-dev libgl-dev libgraphviz-dev libstb-dev

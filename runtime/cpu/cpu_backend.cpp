@@ -2,8 +2,10 @@
 
 #include <cstring>
 #include <functional>
+#include <stdexcept>
 
 #include "runtime/cpu/kernels.h"
+#include "runtime/cpu/nn_kernels.h"
 #include "runtime/ir/error.h"
 #include "runtime/ops/half.h"
 #include "runtime/ops/op_table.h"
@@ -44,6 +46,48 @@ void fill(const TensorView& out, const std::vector<double>& values) {
 }
 
 }  // namespace
+
+std::unique_ptr<Kernel> CpuBackend::make_nn_kernel(const Graph& g, const Node& n) {
+  ThreadPool& pool = *pool_;
+  const Shape& x = g.value(n.inputs[0]).shape;
+  switch (n.op) {
+    case OpType::Conv: {
+      ConvGeometry geo = conv_geometry(n, x, g.value(n.inputs[1]).shape);
+      return std::make_unique<FnKernel>([geo, &pool](auto in, auto out) {
+        conv2d(geo, in[0], in[1], in.size() > 2 ? &in[2] : nullptr, out[0], pool);
+      });
+    }
+    case OpType::MaxPool:
+    case OpType::AveragePool: {
+      PoolGeometry geo = pool_geometry(n, x);
+      bool max = n.op == OpType::MaxPool;
+      return std::make_unique<FnKernel>(
+          [geo, max, &pool](auto in, auto out) { pool2d(max, geo, in[0], out[0], pool); });
+    }
+    case OpType::Concat: {
+      int axis = axis_attr(n, static_cast<int>(x.size()));
+      return std::make_unique<FnKernel>(
+          [axis, &pool](auto in, auto out) { concat(axis, in, out[0], pool); });
+    }
+    case OpType::Slice: {
+      SliceGeometry geo = slice_geometry(n, x);
+      return std::make_unique<FnKernel>(
+          [geo, &pool](auto in, auto out) { slice(geo, in[0], out[0], pool); });
+    }
+    case OpType::Gather: {
+      int axis = axis_attr(n, static_cast<int>(x.size()));
+      // An index out of range is bad input data: an hf::Error naming the node.
+      return std::make_unique<FnKernel>([axis, &pool, what = describe(n)](auto in, auto out) {
+        try {
+          gather(axis, in[0], in[1], out[0], pool);
+        } catch (const std::out_of_range& e) {
+          throw Error(what + ": " + e.what());
+        }
+      });
+    }
+    default: throw Error(describe(n) + ": not a convolution, pooling or data-movement op");
+  }
+}
 
 CpuBackend::CpuBackend(ThreadPool* pool) : pool_(pool ? pool : &ThreadPool::global()) {}
 
@@ -105,6 +149,12 @@ std::unique_ptr<Kernel> CpuBackend::make_kernel(const Graph& g, const Node& n) {
     case OpType::MatMul:
       return std::make_unique<FnKernel>(
           [&pool](auto in, auto out) { matmul(in[0], in[1], out[0], pool); });
+    case OpType::Conv:
+    case OpType::MaxPool:
+    case OpType::AveragePool:
+    case OpType::Concat:
+    case OpType::Slice:
+    case OpType::Gather: return make_nn_kernel(g, n);
     case OpType::Fused:
       throw Error(describe(n) + ": fused nodes run through the fusion engine's kernels, "
                                 "not the unfused CPU backend");

@@ -16,6 +16,7 @@ class CpuBackend final : public Backend {
   ThreadPool& pool() { return *pool_; }
 
  private:
+  std::unique_ptr<Kernel> make_nn_kernel(const Graph& g, const Node& n);  // Conv, pools, ...
   ThreadPool* pool_;
 };
 

@@ -273,6 +273,13 @@ std::unique_ptr<Kernel> CudaBackend::make_kernel(const Graph& g, const Node& n) 
       throw Error(describe(n) + ": fused nodes run through the session's CUDA fusion backend");
     case OpType::Constant:
       break;
+    case OpType::Conv:  // CPU only so far (issue 7); cuDNN is the plan
+    case OpType::MaxPool:
+    case OpType::AveragePool:
+    case OpType::Concat:
+    case OpType::Slice:
+    case OpType::Gather:
+      break;
   }
   throw unsupported("no kernel");
 }

@@ -1,11 +1,12 @@
 // ONNX import: an ONNX ModelProto (opsets 7-17) read into a hotfuse Graph.
 //
 // Only what the op table expresses is imported: element-wise math, reductions, layout ops
-// on static shapes, MatMul and constants; compound ops (Softmax, LayerNormalization,
+// on static shapes, MatMul, 2-D Conv and pooling, Concat/Slice/Gather and constants;
+// compound ops (Softmax, LayerNormalization,
 // BatchNormalization, Gemm, ...) are decomposed into them, and shape subgraphs (Shape,
 // Gather, Concat, ...) are folded to constants. docs/onnx.md lists every op and what it
 // becomes. Everything else is an hf::Error naming the file and the node, e.g.
-//   "model.onnx: node 12 'conv1' (Conv): unsupported op"
+//   "model.onnx: node 12 'up1' (Resize): unsupported op"
 #pragma once
 #include <cstdint>
 #include <filesystem>

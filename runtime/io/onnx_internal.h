@@ -6,6 +6,7 @@
 //   onnx_tensor.cpp  element types, ConstTensor, TensorProto decoding (raw, typed, external)
 //   onnx_fold.cpp    constant folding (shape subgraphs and small constant math)
 //   onnx_lower.cpp   ONNX ops lowered to hotfuse graph nodes
+//   onnx_lower_nn.cpp  Conv, pooling, Concat/Slice/Gather/Split on run-time data
 #pragma once
 #include <onnx/onnx_pb.h>
 
@@ -183,6 +184,15 @@ class Importer {
   void lower_round();
   void lower_cast(int32_t to);
   void lower_dropout();
+  // convolution, pooling and data movement (onnx_lower_nn.cpp); false: not one of those
+  bool lower_nn();
+  void lower_conv();
+  void lower_pool(bool max);
+  void lower_global_pool(bool max);
+  void lower_slice();
+  void lower_split();
+  void lower_concat();
+  void lower_gather();
   std::optional<std::vector<int64_t>> axes_arg(int input, const char* attr_name);
   std::vector<int64_t> const_ints(int k, const char* what);
   // OnnxImportOptions::input_values for input k when it is a graph input given there.

@@ -477,13 +477,28 @@ void Importer::lower_matmul() {
   set_rt(0, reshape(y, ys));
 }
 
+// A constant matrix, transposed here (a Linear layer's weight, Gemm transB=1), so the
+// iteration does not transpose it again every time.
+namespace {
+ConstTensor transposed(const ConstTensor& m) {
+  ConstTensor t = make_const(m.type, {m.shape[1], m.shape[0]});
+  for (int64_t r = 0; r < m.shape[0]; ++r)
+    for (int64_t c = 0; c < m.shape[1]; ++c) {
+      if (m.floating()) t.f[c * m.shape[0] + r] = m.f[r * m.shape[1] + c];
+      else t.i[c * m.shape[0] + r] = m.i[r * m.shape[1] + c];
+    }
+  return t;
+}
+}  // namespace
+
 void Importer::lower_gemm() {
-  ValueId a = rt(0), b = rt(1);
+  bool fold_b = cur_->attr_int("transB", 0) && is_const(1) && cst(1).shape.size() == 2;
+  ValueId a = rt(0), b = fold_b ? constant(transposed(cst(1)), "transB") : rt(1);
   if (shape_of(a).size() != 2 || shape_of(b).size() != 2) throw Error("A and B must be matrices");
   DType t = dtype_of(a);
   Attrs swap{{"perm", std::vector<int64_t>{1, 0}}};
   if (cur_->attr_int("transA", 0)) a = op1(OpType::Dimshuffle, swap, a, "transA");
-  if (cur_->attr_int("transB", 0)) b = op1(OpType::Dimshuffle, swap, b, "transB");
+  if (cur_->attr_int("transB", 0) && !fold_b) b = op1(OpType::Dimshuffle, swap, b, "transB");
   Node n;
   n.op = OpType::MatMul;
   n.inputs = {a, b};
@@ -646,8 +661,8 @@ void Importer::lower() {
     if (*out == shape(0)) return alias(0, 0);
     return set_rt(0, op1(OpType::Broadcast, {{"shape", std::vector<int64_t>(out->begin(), out->end())}}, rt(0)));
   }
-  static const std::unordered_set<std::string> fold_only = {
-      "Gather", "Concat", "Slice", "Range", "Tile"};
+  if (lower_nn()) return;  // onnx_lower_nn.cpp
+  static const std::unordered_set<std::string> fold_only = {"Range", "Tile"};
   if (fold_only.count(op))
     unsupported("on run-time data; " + op + " is only folded when its inputs are constants");
   unsupported();

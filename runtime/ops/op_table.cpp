@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "runtime/ir/error.h"
+#include "runtime/ops/nn_geometry.h"
 #include "runtime/ops/reduce_mode.h"
 
 namespace hf {
@@ -204,6 +205,12 @@ std::vector<ValueType> infer_outputs(const Node& n, const std::vector<ValueType>
       batch->push_back(b.back());
       return {{in[0].dtype, *batch}};
     }
+    case OpType::Conv:
+    case OpType::MaxPool:
+    case OpType::AveragePool:
+    case OpType::Concat:
+    case OpType::Slice:
+    case OpType::Gather: return infer_nn_outputs(n, in);
     case OpType::Fused: {
       auto* sig = dynamic_cast<const FusedSignature*>(n.payload.get());
       if (!sig) fail(n, "fused node without a kernel spec");
@@ -235,6 +242,15 @@ double node_flops(const Graph& g, const Node& n) {
     case OpType::MatMul: {
       const Shape& a = g.value(n.inputs[0]).shape;
       return 2.0 * out * static_cast<double>(a.back());
+    }
+    case OpType::Conv: {  // a multiply-add per weight element and output element
+      const Shape& w = g.value(n.inputs[1]).shape;
+      return 2.0 * out * static_cast<double>(w[1] * w[2] * w[3]);
+    }
+    case OpType::MaxPool:
+    case OpType::AveragePool: {
+      std::vector<int64_t> k = n.attr_ints("kernel_shape");
+      return out * static_cast<double>(k[0] * k[1]);
     }
     case OpType::Fused: {
       auto* sig = dynamic_cast<const FusedSignature*>(n.payload.get());

@@ -8,6 +8,7 @@
 #include "runtime/ops/op_table.h"
 #include "runtime/ops/reduce_mode.h"
 #include "runtime/ops/scalar_math.h"
+#include "tests/support/reference_nn.h"
 
 namespace hf::test {
 
@@ -212,6 +213,12 @@ std::vector<HostTensor> reference_run(const Graph& g, const std::vector<HostTens
         }
         break;
       }
+      case OpType::Conv:
+      case OpType::MaxPool:
+      case OpType::AveragePool:
+      case OpType::Concat:
+      case OpType::Slice:
+      case OpType::Gather: reference_nn(n, in, o); break;
       case OpType::Fused: throw std::logic_error("reference: fused nodes are not interpreted");
     }
     vals[n.outputs[0]] = out;

@@ -1,0 +1,151 @@
+// Conv on the CPU: hotfuse's kernel (im2col + OpenBLAS sgemm, direct depthwise) against
+// oneDNN's convolution primitive (when libdnnl-dev is installed), on the layer shapes of
+// ResNet-18 and MobileNetV2 at 1x3x224x224. Both read and write plain NCHW f32, as the
+// runtime's tensors are; oneDNN's weights are reordered to its preferred layout once,
+// outside the timing. Threads: HOTFUSE_NUM_THREADS for the pool, OPENBLAS_NUM_THREADS for
+// sgemm, OMP_NUM_THREADS for oneDNN; bench/RESULTS.md ("Conv on the CPU") runs it with 2.
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <vector>
+
+#include "runtime/cpu/nn_kernels.h"
+
+#if HF_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace {
+
+struct Layer {
+  const char* name;
+  int64_t c, hw, m, k, stride, pad, group;
+};
+
+const Layer kLayers[] = {
+    {"resnet_stem_7x7s2", 3, 224, 64, 7, 2, 3, 1},
+    {"resnet_3x3_64@56", 64, 56, 64, 3, 1, 1, 1},
+    {"resnet_3x3_128@28", 128, 28, 128, 3, 1, 1, 1},
+    {"resnet_3x3_256@14", 256, 14, 256, 3, 1, 1, 1},
+    {"resnet_3x3_512@7", 512, 7, 512, 3, 1, 1, 1},
+    {"resnet_1x1s2_64to128@56", 64, 56, 128, 1, 2, 0, 1},
+    {"mbv2_1x1_24to144@56", 24, 56, 144, 1, 1, 0, 1},
+    {"mbv2_dw3x3_144@56", 144, 56, 144, 3, 1, 1, 144},
+    {"mbv2_dw3x3s2_144@56", 144, 56, 144, 3, 2, 1, 144},
+    {"mbv2_1x1_144to24@56", 144, 56, 24, 1, 1, 0, 1},
+    {"mbv2_dw3x3_960@7", 960, 7, 960, 3, 1, 1, 960},
+    {"mbv2_1x1_320to1280@7", 320, 7, 1280, 1, 1, 0, 1},
+};
+
+int64_t out_size(const Layer& l) {
+  return (l.hw + 2 * l.pad - l.k) / l.stride + 1;
+}
+
+std::vector<float> random_floats(int64_t n) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+void set_flops(benchmark::State& st, const Layer& l) {
+  double o = out_size(l);
+  double flops = 2.0 * l.m * o * o * (l.c / l.group) * l.k * l.k;
+  st.counters["GFLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+}
+
+void BM_hotfuse(benchmark::State& st, Layer l) {
+  using namespace hf;
+  const int64_t o = out_size(l);
+  std::vector<float> x = random_floats(l.c * l.hw * l.hw),
+                     w = random_floats(l.m * (l.c / l.group) * l.k * l.k), b = random_floats(l.m),
+                     y(l.m * o * o);
+  TensorView xv = contiguous_view(x.data(), DType::F32, {1, l.c, l.hw, l.hw});
+  TensorView wv = contiguous_view(w.data(), DType::F32, {l.m, l.c / l.group, l.k, l.k});
+  TensorView bv = contiguous_view(b.data(), DType::F32, {l.m});
+  TensorView yv = contiguous_view(y.data(), DType::F32, {1, l.m, o, o});
+  ConvGeometry g;
+  g.n = 1;
+  g.c = l.c;
+  g.m = l.m;
+  g.group = l.group;
+  for (int a = 0; a < 2; ++a) {
+    g.win.k[a] = l.k;
+    g.win.stride[a] = l.stride;
+    g.win.pad_begin[a] = g.win.pad_end[a] = l.pad;
+    g.win.in[a] = l.hw;
+    g.win.out[a] = o;
+  }
+  cpu::ThreadPool& pool = cpu::ThreadPool::global();
+  for (auto _ : st) cpu::conv2d(g, xv, wv, &bv, yv, pool);
+  set_flops(st, l);
+}
+
+#if HF_HAVE_DNNL
+// blocked = false: the primitive reads and writes plain NCHW. blocked = true: oneDNN picks
+// its own activation layout (nChw8c/16c) and the timing includes the reorders from and back
+// to NCHW that a runtime with plain tensors would pay per layer.
+void BM_onednn(benchmark::State& st, Layer l, bool blocked) {
+  using namespace dnnl;
+  using tag = memory::format_tag;
+  using dt = memory::data_type;
+  const int64_t o = out_size(l);
+  engine eng(engine::kind::cpu, 0);
+  stream s(eng);
+  memory::dims xd = {1, l.c, l.hw, l.hw}, yd = {1, l.m, o, o}, bd = {l.m};
+  memory::dims wd = l.group == 1 ? memory::dims{l.m, l.c, l.k, l.k}
+                                 : memory::dims{l.group, l.m / l.group, l.c / l.group, l.k, l.k};
+  std::vector<float> x = random_floats(l.c * l.hw * l.hw),
+                     w = random_floats(l.m * (l.c / l.group) * l.k * l.k), b = random_floats(l.m),
+                     y(l.m * o * o);
+  memory xm({xd, dt::f32, tag::nchw}, eng, x.data());
+  memory ym({yd, dt::f32, tag::nchw}, eng, y.data());
+  memory bm({bd, dt::f32, tag::x}, eng, b.data());
+  memory wplain({wd, dt::f32, l.group == 1 ? tag::oihw : tag::goihw}, eng, w.data());
+  tag act = blocked ? tag::any : tag::nchw;
+  convolution_forward::desc desc(prop_kind::forward_inference, algorithm::convolution_direct,
+                                 {xd, dt::f32, act}, {wd, dt::f32, tag::any}, {bd, dt::f32, tag::x},
+                                 {yd, dt::f32, act}, {l.stride, l.stride}, {l.pad, l.pad},
+                                 {l.pad, l.pad});
+  convolution_forward::primitive_desc pd(desc, eng);
+  memory wm(pd.weights_desc(), eng);
+  reorder(wplain, wm).execute(s, wplain, wm);
+  memory xb = blocked ? memory(pd.src_desc(), eng) : xm;
+  memory yb = blocked ? memory(pd.dst_desc(), eng) : ym;
+  reorder to_blocked(xm, xb), from_blocked(yb, ym);
+  convolution_forward conv(pd);
+  for (auto _ : st) {
+    if (blocked) to_blocked.execute(s, xm, xb);
+    conv.execute(
+        s, {{DNNL_ARG_SRC, xb}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, yb}});
+    if (blocked) from_blocked.execute(s, yb, ym);
+    s.wait();
+  }
+  st.SetLabel(pd.impl_info_str());
+  set_flops(st, l);
+}
+#endif
+
+int register_all() {
+  for (const Layer& l : kLayers) {
+    benchmark::RegisterBenchmark((std::string("hotfuse/") + l.name).c_str(), BM_hotfuse, l)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+#if HF_HAVE_DNNL
+    for (bool blocked : {false, true})
+      benchmark::RegisterBenchmark(
+          (std::string(blocked ? "onednn_blocked/" : "onednn_nchw/") + l.name).c_str(), BM_onednn,
+          l, blocked)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+#endif
+  }
+  return 0;
+}
+const int registered = register_all();
+
+}  // namespace
+
+BENCHMARK_MAIN();

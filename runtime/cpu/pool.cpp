@@ -1,0 +1,88 @@
+// MaxPool and AveragePool over NCHW planes, one (n, c) plane per task. Window bounds are
+// clipped to the input once per output row and column, so the inner loops have no tests.
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "runtime/cpu/kernel_util.h"
+#include "runtime/cpu/nn_kernels.h"
+
+namespace hf::cpu {
+namespace {
+
+// The input range [lo, hi) one output position's window covers along an axis (before
+// dilation: taps lo, lo + d, ...), and its extent inside the padded input.
+struct Span {
+  int64_t first, taps, padded;
+};
+
+Span window(const Window2d& w, int a, int64_t o) {
+  const int64_t begin = o * w.stride[a] - w.pad_begin[a];
+  const int64_t d = w.dilation[a];
+  int64_t first = 0, last = w.k[a];  // taps [first, last) fall inside the input
+  while (first < last && begin + first * d < 0) ++first;
+  while (last > first && begin + (last - 1) * d >= w.in[a]) --last;
+  const int64_t end = std::min(begin + (w.k[a] - 1) * d + 1, w.in[a] + w.pad_end[a]);
+  return {begin + first * d, last - first, end - begin};
+}
+
+template <class T>
+void plane(bool max, const PoolGeometry& g, const T* in, T* out, const std::vector<Span>& rows,
+           const std::vector<Span>& cols) {
+  const Window2d& w = g.win;
+  const int64_t W = w.in[1], dh = w.dilation[0], dw = w.dilation[1];
+  for (int64_t oh = 0; oh < w.out[0]; ++oh) {
+    const Span& r = rows[oh];
+    for (int64_t ow = 0; ow < w.out[1]; ++ow) {
+      const Span& c = cols[ow];
+      float acc = max ? -std::numeric_limits<float>::infinity() : 0.0f;
+      for (int64_t i = 0; i < r.taps; ++i) {
+        const T* p = in + (r.first + i * dh) * W + c.first;
+        if (max) {
+          for (int64_t j = 0; j < c.taps; ++j) {
+            float v = to_float(p[j * dw]);
+            acc = (v > acc || v != v) ? v : acc;  // NaN wins and stays (NaN > x is false)
+            if (acc != acc) break;
+          }
+        } else {
+          for (int64_t j = 0; j < c.taps; ++j) acc += to_float(p[j * dw]);
+        }
+      }
+      if (!max) {
+        int64_t n = g.count_include_pad ? r.padded * c.padded : r.taps * c.taps;
+        acc /= static_cast<float>(n);
+      }
+      out[oh * w.out[1] + ow] = convert<T>(acc);
+    }
+  }
+}
+
+}  // namespace
+
+void pool2d(bool max, const PoolGeometry& g, const TensorView& x, const TensorView& out,
+            ThreadPool& pool) {
+  if (!x.is_contiguous() || !out.is_contiguous())
+    throw std::invalid_argument("pool2d: needs contiguous tensors");
+  const Window2d& w = g.win;
+  std::vector<Span> rows, cols;
+  for (int64_t o = 0; o < w.out[0]; ++o) rows.push_back(window(w, 0, o));
+  for (int64_t o = 0; o < w.out[1]; ++o) cols.push_back(window(w, 1, o));
+  const int64_t in_plane = w.in[0] * w.in[1], out_plane = w.out[0] * w.out[1];
+  visit_dtype(x.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (kIsFloatStorage<T> || std::is_same_v<T, u8>) {  // u8: MaxPool, exact in f32
+      const T* src = x.as<const T>();
+      T* dst = out.as<T>();
+      const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(out_plane, 1));
+      pool.parallel_for(g.n * g.c, grain, [&](int64_t s, int64_t e) {
+        for (int64_t p = s; p < e; ++p)
+          plane(max, g, src + p * in_plane, dst + p * out_plane, rows, cols);
+      });
+    } else {
+      throw std::invalid_argument("pool2d: needs a float type (or u8 for MaxPool)");
+    }
+  });
+}
+
+}  // namespace hf::cpu

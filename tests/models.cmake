@@ -1,0 +1,35 @@
+# ONNX import tests of the nn ops link the generated protobuf classes (tests/support/onnx_builder.h).
+if(TARGET test_onnx_nn)
+  target_link_libraries(test_onnx_nn PRIVATE onnx_proto)
+endif()
+
+# Real models end to end (models/export_models.py): ResNet-18, MobileNetV2 and a GPT-2
+# block exported by torch with torch's outputs as test data, each run under
+# `hotfuse-run --check` at --fusion off, all and adaptive. The fixture exports them into
+# the build tree (about 20 s the first time, nothing when they are up to date); without
+# Debian's python3-torch, python3-torchvision and python3-onnx the model tests are skipped
+# with that reason.
+set(HF_MODELS_DIR ${PROJECT_BINARY_DIR}/models)
+set(HF_MODELS_PYTHON /usr/bin/python3 CACHE FILEPATH
+    "Python with torch, torchvision and onnx for models/export_models.py")
+add_test(NAME models_export
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/models_export.sh ${HF_MODELS_PYTHON}
+                 ${PROJECT_SOURCE_DIR}/models/export_models.py ${HF_MODELS_DIR})
+set_tests_properties(models_export PROPERTIES FIXTURES_SETUP hf_models TIMEOUT 600)
+foreach(model resnet18 mobilenet_v2 gpt2_block)
+  foreach(level off all adaptive)
+    set(extra)
+    if(level STREQUAL "adaptive")
+      set(extra --sync-compile)
+    endif()
+    add_test(NAME model_${model}_${level}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/model_check.sh $<TARGET_FILE:hotfuse-run>
+                     ${HF_MODELS_DIR} ${model} ${level} --backend cpu --threads 2 ${extra})
+    set_tests_properties(model_${model}_${level} PROPERTIES
+      FIXTURES_REQUIRED hf_models
+      ENVIRONMENT "HOTFUSE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-kernel-cache"
+      SKIP_RETURN_CODE 77
+      TIMEOUT 600
+      LABELS models)
+  endforeach()
+endforeach()
