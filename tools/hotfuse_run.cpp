@@ -302,6 +302,23 @@ int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
   return 0;
 }
 
+// After a fused run on either backend: outputs checked against the unfused run (a mismatch
+// throws), the summary line, then what the user asked to be written.
+int finish_fused(const Options& o, const Graph& g, const Measured& before, const Measured& after,
+                 const FusionResult& fused, dump::DumpDir* dir, dump::DumpDir* save) {
+  double worst = check_outputs(g, before.outputs, after.outputs);
+  std::cout << "\nkernels " << before.kernels << " -> " << after.kernels << "; " << before.median_ms
+            << " ms -> " << after.median_ms << " ms per iteration ("
+            << before.median_ms / after.median_ms << "x); compile " << fused.compile_ms_total
+            << " ms (" << fused.compiled << " compiled, " << fused.cache_hits
+            << " from cache); outputs match unfused (worst element within " << worst
+            << " of its tolerance)\n";
+  if (save) save_outputs(*save, g, after.outputs);
+  if (!o.report.empty()) write_report(o.report, g, o, before, &after, &fused);
+  dump_fusion(dir, g, o, before, &after, &fused);
+  return 0;
+}
+
 #if HF_HAVE_CUDA_BACKEND
 // Graph inputs copied into the CUDA backend's memory once: iterations time kernels only.
 struct DeviceInputs {
@@ -377,17 +394,7 @@ int run_cuda(const Options& o, const Graph& g, cuda::CudaBackend& gpu, fusion::F
             << after.median_ms << " ms per iteration\n";
   print_op_table(std::cout, after.rows);
   print_device_profile(fused.graph, fusing, gpu, in.views, o, "fused");
-  double worst = check_outputs(g, before.outputs, after.outputs);
-  std::cout << "\nkernels " << before.kernels << " -> " << after.kernels << "; " << before.median_ms
-            << " ms -> " << after.median_ms << " ms per iteration ("
-            << before.median_ms / after.median_ms << "x); compile " << fused.compile_ms_total
-            << " ms (" << fused.compiled << " compiled, " << fused.cache_hits
-            << " from cache); outputs match unfused (worst element within " << worst
-            << " of its tolerance)\n";
-  if (save) save_outputs(*save, g, after.outputs);
-  if (!o.report.empty()) write_report(o.report, g, o, before, &after, &fused);
-  dump_fusion(dir, g, o, before, &after, &fused);
-  return 0;
+  return finish_fused(o, g, before, after, fused, dir, save);
 }
 #endif
 
@@ -466,17 +473,7 @@ int run(const Options& o) {
             << after.median_ms << " ms per iteration\n";
   print_op_table(std::cout, after.rows);
 
-  double worst = check_outputs(g, before.outputs, after.outputs);
-  std::cout << "\nkernels " << before.kernels << " -> " << after.kernels << "; " << before.median_ms
-            << " ms -> " << after.median_ms << " ms per iteration ("
-            << before.median_ms / after.median_ms << "x); compile " << fused.compile_ms_total
-            << " ms (" << fused.compiled << " compiled, " << fused.cache_hits
-            << " from cache); outputs match unfused (worst element within " << worst
-            << " of its tolerance)\n";
-  if (save_dir) save_outputs(*save_dir, g, after.outputs);
-  if (!o.report.empty()) write_report(o.report, g, o, before, &after, &fused);
-  dump_fusion(dir, g, o, before, &after, &fused);
-  return 0;
+  return finish_fused(o, g, before, after, fused, dir, save_dir ? &*save_dir : nullptr);
 }
 
 // A tolerance: a number >= 0 (CLI11's range check prints its bound in full).

@@ -6,6 +6,7 @@
 #include "runtime/cpu/stream_store.h"
 #include "runtime/ir/error.h"
 #include "runtime/ops/op_table.h"
+#include "runtime/session/fused_binding.h"
 
 namespace hf {
 
@@ -17,31 +18,15 @@ class FusedCpuKernel final : public Kernel {
                  double bytes, cpu::ThreadPool& pool, const FusedRunHook& hook)
       : fn_(fn), pool_(pool), hook_(hook), hash_(rk.spec.hash()) {
     const fusion::KernelSpec& spec = rk.spec;
-    // Where each spec input and output sits among the node's live-ins and live-outs.
-    for (ValueId v : rk.inputs)
-      in_slot_.push_back(std::find(n.inputs.begin(), n.inputs.end(), v) - n.inputs.begin());
-    for (ValueId v : rk.outputs)
-      out_slot_.push_back(std::find(n.outputs.begin(), n.outputs.end(), v) - n.outputs.begin());
-    for (size_t s : in_slot_)
-      if (s >= n.inputs.size()) throw Error(describe(n) + ": spec input is not a live-in");
-    for (size_t s : out_slot_)
-      if (s >= n.outputs.size()) throw Error(describe(n) + ": spec output is not a live-out");
-
-    args_ = std::make_unique<fusion::KernelArgs>();
-    Shape shape = rk.iteration_shape;
-    for (size_t d = 0; d < shape.size(); ++d) args_->shape[d] = shape[d];
-    args_->numel = numel(shape);
-    for (size_t k = 0; k < rk.inputs.size(); ++k)
-      fusion::fill_input_strides(rk, k, shape, args_->in_strides[k]);
+    FusedBinding binding = bind_fused(n, rk);
+    in_slot_ = std::move(binding.in_slot);
+    out_slot_ = std::move(binding.out_slot);
+    args_ = std::move(binding.args);
     // Like the unfused kernels: stream outputs that would only evict what the next op needs.
     args_->stream_out = !spec.reduce && cpu::should_stream(static_cast<size_t>(bytes));
     if (spec.reduce) {
-      int64_t row = 1;
-      for (size_t d = spec.reduce->first_axis; d < shape.size(); ++d) row *= shape[d];
-      args_->row_len = row;
-      args_->rows = row ? args_->numel / row : 0;
       range_ = args_->rows;
-      grain_ = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, row));
+      grain_ = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, args_->row_len));
     } else {
       range_ = args_->numel;
       grain_ = 16384;

@@ -10,6 +10,7 @@
 #include "fusion/nvrtc_compiler.h"
 #include "fusion/region_spec.h"
 #include "runtime/ir/error.h"
+#include "runtime/session/fused_binding.h"
 
 namespace hf {
 
@@ -24,26 +25,10 @@ class FusedCudaKernel final : public Kernel {
   FusedCudaKernel(const Node& n, const fusion::RegionKernel& rk, const cuda::PtxKernel& k,
                   const cuda::CudaBackend& b)
       : spec_(rk.spec), kernel_(k), stream_(b.stream()), sms_(b.device().sm_count) {
-    for (ValueId v : rk.inputs)
-      in_slot_.push_back(std::find(n.inputs.begin(), n.inputs.end(), v) - n.inputs.begin());
-    for (ValueId v : rk.outputs)
-      out_slot_.push_back(std::find(n.outputs.begin(), n.outputs.end(), v) - n.outputs.begin());
-    for (size_t s : in_slot_)
-      if (s >= n.inputs.size()) throw Error(describe(n) + ": spec input is not a live-in");
-    for (size_t s : out_slot_)
-      if (s >= n.outputs.size()) throw Error(describe(n) + ": spec output is not a live-out");
-    args_ = std::make_unique<fusion::KernelArgs>();
-    Shape shape = rk.iteration_shape;
-    for (size_t d = 0; d < shape.size(); ++d) args_->shape[d] = shape[d];
-    args_->numel = numel(shape);
-    for (size_t i = 0; i < rk.inputs.size(); ++i)
-      fusion::fill_input_strides(rk, i, shape, args_->in_strides[i]);
-    if (spec_.reduce) {
-      int64_t row = 1;
-      for (size_t d = spec_.reduce->first_axis; d < shape.size(); ++d) row *= shape[d];
-      args_->row_len = row;
-      args_->rows = row ? args_->numel / row : 0;
-    }
+    FusedBinding binding = bind_fused(n, rk);
+    in_slot_ = std::move(binding.in_slot);
+    out_slot_ = std::move(binding.out_slot);
+    args_ = std::move(binding.args);
     layout_ = fusion::cuda_param_layout(spec_);
     params_ = fusion::pack_cuda_params(spec_, *args_);  // pointers filled in by run()
     // The generator's launch assumes kCudaBlock threads; the loops are grid-strided, so
