@@ -4,14 +4,13 @@
 //
 // f32 tensors are read and written in place; f16/bf16 go through f32 copies. Scratch (the
 // im2col matrix, the f32 copies) is per calling thread and grows to the largest layer seen.
-#include <cblas.h>
-
 #include <algorithm>
 #include <stdexcept>
 #include <vector>
 
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/nn_kernels.h"
+#include "runtime/cpu/sgemm.h"
 
 namespace hf::cpu {
 namespace {
@@ -128,10 +127,8 @@ void conv_f32(const ConvGeometry& g, const float* x, const float* wt, const floa
       const float* xg = x + (n * g.c + gr * cg) * in_plane;
       float* yg = y + (n * g.m + gr * mg) * out_plane;
       if (!direct) im2col(w, cg, xg, col, pool);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(mg),
-                  static_cast<blasint>(out_plane), static_cast<blasint>(kdim), 1.0f,
-                  wt + gr * mg * kdim, static_cast<blasint>(kdim), direct ? xg : col,
-                  static_cast<blasint>(out_plane), 0.0f, yg, static_cast<blasint>(out_plane));
+      sgemm(pool, false, false, mg, out_plane, kdim, wt + gr * mg * kdim, kdim, direct ? xg : col,
+            out_plane, yg, out_plane);
     }
   if (!bias) return;
   pool.parallel_for(g.n * g.m, std::max<int64_t>(1, 16384 / std::max<int64_t>(out_plane, 1)),

@@ -1,16 +1,15 @@
 // NumPy matmul on OpenBLAS sgemm. Operands BLAS can read in place (unit stride along rows
 // or columns) are passed as they are; others, and all f16/bf16 operands, are packed into
 // f32 per-thread buffers that grow to the largest matrix seen and are then reused, so the
-// steady state does not allocate. Batches run one sgemm after another on the calling
-// thread; OpenBLAS threads each sgemm itself (OPENBLAS_NUM_THREADS).
-#include <cblas.h>
-
+// steady state does not allocate. Batches run one after another; each product is split over
+// the pool (sgemm.h says why OpenBLAS's own threads are not used).
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/cpu/sgemm.h"
 
 namespace hf::cpu {
 namespace {
@@ -75,18 +74,6 @@ MatmulBufs& thread_bufs() {
   return bufs;
 }
 
-void gemm(const BlasMat& a, const BlasMat& b, float* c, int64_t ldc, int64_t m, int64_t n,
-          int64_t k) {
-  if (k == 0) {
-    for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
-    return;
-  }
-  cblas_sgemm(CblasRowMajor, a.trans ? CblasTrans : CblasNoTrans,
-              b.trans ? CblasTrans : CblasNoTrans, static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), 1.0f, a.data, static_cast<blasint>(a.ld), b.data,
-              static_cast<blasint>(b.ld), 0.0f, c, static_cast<blasint>(ldc));
-}
-
 struct Problem {
   Layout batch;  // operands: a, b, out
   int64_t m, n, k;
@@ -94,7 +81,7 @@ struct Problem {
 };
 
 template <class T>
-void run(const Problem& p, const T* a, const T* b, T* c) {
+void run(const Problem& p, const T* a, const T* b, T* c, ThreadPool& pool) {
   constexpr bool kF32 = std::is_same_v<T, float>;
   MatmulBufs& bufs = thread_bufs();
   const Layout& l = p.batch;
@@ -123,10 +110,11 @@ void run(const Problem& p, const T* a, const T* b, T* c) {
       last_b = pb;
     }
     if (kF32 && (p.c_cs == 1 || n == 1) && (m == 1 || p.c_rs >= n)) {
-      gemm(am, bm, reinterpret_cast<float*>(pc), m == 1 ? n : p.c_rs, m, n, k);
+      sgemm(pool, am.trans, bm.trans, m, n, k, am.data, am.ld, bm.data, bm.ld,
+            reinterpret_cast<float*>(pc), m == 1 ? n : p.c_rs);
     } else {
       float* s = grow(bufs.c, m * n);
-      gemm(am, bm, s, n, m, n, k);
+      sgemm(pool, am.trans, bm.trans, m, n, k, am.data, am.ld, bm.data, bm.ld, s, n);
       unpack(s, m, n, pc, p.c_rs, p.c_cs);
     }
   }
@@ -147,7 +135,6 @@ bool fold_batches(Problem& p) {
 }  // namespace
 
 void matmul(const TensorView& a, const TensorView& b, const TensorView& out, ThreadPool& pool) {
-  (void)pool;
   check_rank(a, "matmul");
   check_rank(b, "matmul");
   check_rank(out, "matmul");
@@ -200,7 +187,8 @@ void matmul(const TensorView& a, const TensorView& b, const TensorView& out, Thr
 
   visit_dtype(a.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (kIsFloatStorage<T>) run<T>(p, a.as<const T>(), b.as<const T>(), out.as<T>());
+    if constexpr (kIsFloatStorage<T>)
+      run<T>(p, a.as<const T>(), b.as<const T>(), out.as<T>(), pool);
   });
 }
 
