@@ -246,7 +246,7 @@ class CorrelatedKernel final : public Kernel {
 
 std::unique_ptr<Kernel> CorrelatedBackend::make_kernel(const Graph& g, const Node& n) {
   NodeId id = static_cast<NodeId>(&n - g.nodes().data());
-  return std::make_unique<CorrelatedKernel>(inner_.make_kernel(g, n), tracer_, id);
+  return std::make_unique<CorrelatedKernel>(inner().make_kernel(g, n), tracer_, id);
 }
 
 void feed_steps(const Plan& plan, const std::unordered_map<uint64_t, double>& node_seconds,

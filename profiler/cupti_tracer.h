@@ -47,19 +47,13 @@ class CuptiTracer {
 
 // A backend whose kernels push their node id as CUPTI's external correlation id around
 // every run, so each record names the node that launched it.
-class CorrelatedBackend final : public Backend {
+class CorrelatedBackend final : public WrappingBackend {
  public:
-  CorrelatedBackend(Backend& inner, CuptiTracer& tracer) : inner_(inner), tracer_(tracer) {}
-  std::string_view name() const override { return inner_.name(); }
+  CorrelatedBackend(Backend& inner, CuptiTracer& tracer)
+      : WrappingBackend(inner), tracer_(tracer) {}
   std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) override;
-  void* alloc(size_t bytes) override { return inner_.alloc(bytes); }
-  void free(void* p) override { inner_.free(p); }
-  void sync() override { inner_.sync(); }
-  void upload(void* d, const void* s, size_t n) override { inner_.upload(d, s, n); }
-  void download(void* d, const void* s, size_t n) override { inner_.download(d, s, n); }
 
  private:
-  Backend& inner_;
   CuptiTracer& tracer_;
 };
 

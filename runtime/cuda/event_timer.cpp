@@ -32,7 +32,7 @@ EventTimedBackend::~EventTimedBackend() {
 }
 
 std::unique_ptr<Kernel> EventTimedBackend::make_kernel(const Graph& g, const Node& n) {
-  std::unique_ptr<Kernel> inner = inner_.make_kernel(g, n);
+  std::unique_ptr<Kernel> timed = inner().make_kernel(g, n);
   NodeId id = static_cast<NodeId>(&n - g.nodes().data());
   cudaEvent_t start = nullptr, stop = nullptr;
   cuda_check(cudaEventCreate(&start), "cudaEventCreate");
@@ -46,7 +46,7 @@ std::unique_ptr<Kernel> EventTimedBackend::make_kernel(const Graph& g, const Nod
     cudaEventDestroy(static_cast<cudaEvent_t>(it->second.second));
     it->second = {start, stop};
   }
-  return std::make_unique<EventKernel>(std::move(inner), start, stop,
+  return std::make_unique<EventKernel>(std::move(timed), start, stop,
                                        static_cast<cudaStream_t>(cuda_.stream()));
 }
 

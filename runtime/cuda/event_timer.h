@@ -12,24 +12,18 @@
 
 namespace hf::cuda {
 
-class EventTimedBackend final : public Backend {
+class EventTimedBackend final : public WrappingBackend {
  public:
   // `inner` runs on `stream`'s stream (the CUDA backend or a FusingCudaBackend over it).
-  EventTimedBackend(Backend& inner, const CudaBackend& stream) : inner_(inner), cuda_(stream) {}
+  EventTimedBackend(Backend& inner, const CudaBackend& stream)
+      : WrappingBackend(inner), cuda_(stream) {}
   ~EventTimedBackend() override;
-  std::string_view name() const override { return inner_.name(); }
   std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) override;
-  void* alloc(size_t bytes) override { return inner_.alloc(bytes); }
-  void free(void* p) override { inner_.free(p); }
-  void sync() override { inner_.sync(); }
-  void upload(void* d, const void* s, size_t n) override { inner_.upload(d, s, n); }
-  void download(void* d, const void* s, size_t n) override { inner_.download(d, s, n); }
 
   // After the iteration has been synchronised: each step's seconds to `observer`.
   void feed_steps(const Plan& plan, StepObserver& observer) const;
 
  private:
-  Backend& inner_;
   const CudaBackend& cuda_;
   std::map<NodeId, std::pair<void*, void*>> events_;  // cudaEvent_t start, stop per node
 };

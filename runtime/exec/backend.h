@@ -37,4 +37,25 @@ class Backend {
   virtual void download(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 };
 
+// A backend that makes its own kernels (fused ones, timed or traced ones) and leaves memory,
+// copies and synchronisation to the backend it wraps.
+class WrappingBackend : public Backend {
+ public:
+  explicit WrappingBackend(Backend& inner) : inner_(inner) {}
+  std::string_view name() const override { return inner_.name(); }
+  void* alloc(size_t bytes) override { return inner_.alloc(bytes); }
+  void free(void* p) override { inner_.free(p); }
+  void sync() override { inner_.sync(); }
+  void upload(void* dst, const void* src, size_t bytes) override { inner_.upload(dst, src, bytes); }
+  void download(void* dst, const void* src, size_t bytes) override {
+    inner_.download(dst, src, bytes);
+  }
+
+ protected:
+  Backend& inner() const { return inner_; }
+
+ private:
+  Backend& inner_;
+};
+
 }  // namespace hf

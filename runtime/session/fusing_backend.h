@@ -12,15 +12,12 @@ namespace hf {
 // to make a kernel wrong or slow and check that the session notices.
 using FusedRunHook = std::function<void(uint64_t spec_hash, std::span<const TensorView> outputs)>;
 
-class FusingCpuBackend final : public Backend {
+class FusingCpuBackend final : public WrappingBackend {
  public:
   FusingCpuBackend(cpu::CpuBackend& base, const fusion::CpuKernelCache& kernels,
                    FusedRunHook hook = {})
-      : base_(base), kernels_(kernels), hook_(std::move(hook)) {}
-  std::string_view name() const override { return "cpu"; }
+      : WrappingBackend(base), base_(base), kernels_(kernels), hook_(std::move(hook)) {}
   std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) override;
-  void* alloc(size_t bytes) override { return base_.alloc(bytes); }
-  void free(void* p) override { base_.free(p); }
 
  private:
   cpu::CpuBackend& base_;

@@ -43,19 +43,11 @@ class CudaKernelCache {
   int compiles_ = 0, disk_hits_ = 0, memory_hits_ = 0;
 };
 
-class FusingCudaBackend final : public Backend {
+class FusingCudaBackend final : public WrappingBackend {
  public:
   FusingCudaBackend(cuda::CudaBackend& base, const CudaKernelCache& kernels)
-      : base_(base), kernels_(kernels) {}
-  std::string_view name() const override { return "cuda"; }
+      : WrappingBackend(base), base_(base), kernels_(kernels) {}
   std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) override;
-  void* alloc(size_t bytes) override { return base_.alloc(bytes); }
-  void free(void* p) override { base_.free(p); }
-  void sync() override { base_.sync(); }
-  void upload(void* dst, const void* src, size_t bytes) override { base_.upload(dst, src, bytes); }
-  void download(void* dst, const void* src, size_t bytes) override {
-    base_.download(dst, src, bytes);
-  }
 
  private:
   cuda::CudaBackend& base_;
