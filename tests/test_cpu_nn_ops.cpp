@@ -13,16 +13,11 @@
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/ir/error.h"
+#include "tests/support/jit_env.h"
 #include "tests/support/reference.h"
 
 namespace hf {
 namespace {
-
-std::vector<TensorView> views(const std::vector<HostTensor>& ts) {
-  std::vector<TensorView> v;
-  for (const HostTensor& t : ts) v.push_back(t.view());
-  return v;
-}
 
 // A graph of one node `op` with `attrs` over inputs declared as JSON input objects.
 Graph one_node(const std::string& op, const std::string& attrs, const std::string& inputs,

@@ -28,6 +28,7 @@
 #include "runtime/ir/error.h"
 #include "runtime/session/fuse_graph.h"
 #include "runtime/session/fusing_backend.h"
+#include "tests/support/fused_vs_unfused.h"
 #include "tests/support/jit_env.h"
 #include "tests/support/reference.h"
 #include "tests/support/scoped_env.h"
@@ -38,23 +39,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kGraph = std::string(HF_SOURCE_DIR) + "/traces/graphs/ab_plus_c.json";
-
-// Fuses g with `cache`, runs fused and unfused on the same inputs and checks every output.
-FusionResult fuse_and_compare(const Graph& g, fusion::CpuKernelCache& cache) {
-  cpu::CpuBackend cpu_backend;
-  std::vector<HostTensor> in = random_inputs(g, 11);
-  Executor unfused(g, cpu_backend);
-  std::vector<HostTensor> want = copies(unfused.run(views(in)));
-  FusionResult fr = fuse_graph(g, fusion::FusionLevel::All, cache);
-  FusingCpuBackend fusing(cpu_backend, cache);
-  Executor fused(fr.graph, fusing);
-  auto got = fused.run(views(in));
-  for (size_t i = 0; i < got.size(); ++i) {
-    Mismatch m = compare(want[i].view(), got[i], fused_tolerance(got[i].dtype));
-    EXPECT_EQ(m.index, -1) << "output " << i << " element " << m.index;
-  }
-  return fr;
-}
 
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
@@ -205,7 +189,7 @@ TEST_F(FaultTest, WorkdirDeletedMidRun) {
   JitEnv env;
   fs::remove_all(env.root / "work");
   Graph g = read_graph_json(kGraph);
-  FusionResult fr = fuse_and_compare(g, *env.cache);
+  FusionResult fr = fuse_and_compare(g, *env.cache, 11);
   ASSERT_EQ(fr.failures.size(), 1u);
   EXPECT_EQ(fr.failures[0].find('\n'), std::string::npos) << fr.failures[0];
   EXPECT_NE(fr.failures[0].find("runs unfused"), std::string::npos) << fr.failures[0];
@@ -217,10 +201,10 @@ TEST_F(FaultTest, WorkdirDeletedMidRun) {
 TEST_F(FaultTest, CacheDirectoryDeletedMidRun) {
   JitEnv env;
   Graph g = read_graph_json(kGraph);
-  fuse_and_compare(g, *env.cache);
+  fuse_and_compare(g, *env.cache, 11);
   fs::remove_all(env.root / "cache");
   auto second = env.fresh_process();
-  FusionResult fr = fuse_and_compare(g, *second);
+  FusionResult fr = fuse_and_compare(g, *second, 11);
   EXPECT_TRUE(fr.failures.empty()) << fr.failures.front();
   EXPECT_EQ(fr.regions_fused, 1);
   EXPECT_EQ(second->compiles(), 1);
@@ -242,7 +226,7 @@ class BadLibraryInCache : public ::testing::TestWithParam<std::string> {};
 TEST_P(BadLibraryInCache, IsReportedAndRebuilt) {
   JitEnv env;
   Graph g = read_graph_json(kGraph);
-  fuse_and_compare(g, *env.cache);
+  fuse_and_compare(g, *env.cache, 11);
   std::string key = only_key(env.root / "cache");
   std::string payload = GetParam();
   if (payload == "no-symbol") {
@@ -257,7 +241,7 @@ TEST_P(BadLibraryInCache, IsReportedAndRebuilt) {
   env.cache.reset();
   auto second = env.fresh_process();
   ::testing::internal::CaptureStderr();
-  FusionResult fr = fuse_and_compare(g, *second);
+  FusionResult fr = fuse_and_compare(g, *second, 11);
   std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_TRUE(fr.failures.empty()) << fr.failures.front();
   EXPECT_EQ(fr.regions_fused, 1);
@@ -278,7 +262,7 @@ INSTANTIATE_TEST_SUITE_P(Faults, BadLibraryInCache,
 TEST_F(FaultTest, CorruptCacheEntriesAreRebuilt) {
   JitEnv env;
   Graph g = read_graph_json(kGraph);
-  fuse_and_compare(g, *env.cache);
+  fuse_and_compare(g, *env.cache, 11);
   fs::path entry = env.disk->entry_path(only_key(env.root / "cache"));
   std::string good = read(entry);
   std::string flipped = good;
@@ -289,7 +273,7 @@ TEST_F(FaultTest, CorruptCacheEntriesAreRebuilt) {
   for (const std::string& bad : {flipped, other_key, std::string()}) {
     std::ofstream(entry, std::ios::binary | std::ios::trunc) << bad;
     auto again = env.fresh_process();
-    FusionResult fr = fuse_and_compare(g, *again);
+    FusionResult fr = fuse_and_compare(g, *again, 11);
     EXPECT_EQ(fr.regions_fused, 1) << "round " << round;
     EXPECT_EQ(again->compiles(), 1) << "round " << round;
     EXPECT_EQ(env.disk->corrupt_discarded(), static_cast<size_t>(++round));

@@ -20,6 +20,7 @@
 #include "runtime/io/random_inputs.h"
 #include "runtime/session/fuse_graph.h"
 #include "runtime/session/fusing_backend.h"
+#include "tests/support/fused_vs_unfused.h"
 #include "tests/support/jit_env.h"
 #include "tests/support/reference.h"
 #include "tests/support/scoped_env.h"
@@ -31,20 +32,6 @@ namespace fs = std::filesystem;
 namespace pb = ::ONNX_NAMESPACE;
 
 const std::string kGraph = std::string(HF_SOURCE_DIR) + "/traces/graphs/ab_plus_c.json";
-
-FusionResult fuse_and_compare(const Graph& g, fusion::CpuKernelCache& cache) {
-  cpu::CpuBackend cpu_backend;
-  std::vector<HostTensor> in = random_inputs(g, 5);
-  Executor unfused(g, cpu_backend);
-  std::vector<HostTensor> want = copies(unfused.run(views(in)));
-  FusionResult fr = fuse_graph(g, fusion::FusionLevel::All, cache);
-  FusingCpuBackend fusing(cpu_backend, cache);
-  Executor fused(fr.graph, fusing);
-  auto got = fused.run(views(in));
-  for (size_t i = 0; i < got.size(); ++i)
-    EXPECT_EQ(compare(want[i].view(), got[i], fused_tolerance(got[i].dtype)).index, -1);
-  return fr;
-}
 
 std::string kernel_of(const Graph& g) {
   fusion::Detection d = fusion::detect_regions(g);
@@ -80,7 +67,7 @@ TEST(Security, SymlinksPlantedInTheWorkdirAreNotFollowed) {
   fs::create_symlink(attacker / "victim.txt", env.root / "work" / (name + ".cpp"));
   fs::create_symlink(attacker / "victim.txt", env.root / "work" / (name + ".log"));
 
-  FusionResult fr = fuse_and_compare(g, *env.cache);  // the attacker's kernel returns 666
+  FusionResult fr = fuse_and_compare(g, *env.cache, 5);  // the attacker's kernel returns 666
   EXPECT_EQ(fr.regions_fused, 1);
   EXPECT_FALSE(mapped(attacker / "evil.so")) << "the planted library was loaded";
   EXPECT_EQ(read(attacker / "evil.so"), evil_so);
@@ -94,7 +81,7 @@ TEST(Security, SymlinksPlantedInTheWorkdirAreNotFollowed) {
 TEST(Security, SymlinkPlantedInTheCacheIsNotFollowed) {
   JitEnv env;
   Graph g = read_graph_json(kGraph);
-  fuse_and_compare(g, *env.cache);
+  fuse_and_compare(g, *env.cache, 5);
   fs::path entry;
   for (const auto& e : fs::directory_iterator(env.root / "cache")) entry = e.path();
   ASSERT_FALSE(entry.empty());
@@ -105,7 +92,7 @@ TEST(Security, SymlinkPlantedInTheCacheIsNotFollowed) {
 
   env.cache.reset();  // a second process: nothing loaded yet
   auto second = env.fresh_process();
-  FusionResult fr = fuse_and_compare(g, *second);
+  FusionResult fr = fuse_and_compare(g, *second, 5);
   EXPECT_EQ(fr.regions_fused, 1);
   EXPECT_EQ(second->compiles(), 1) << "the symlinked entry was used";
   EXPECT_EQ(env.disk->corrupt_discarded(), 1u);
@@ -198,7 +185,7 @@ TEST(Security, OnnxNamesCannotInjectCode) {
 
   Graph graph = parse_graph_onnx(m.SerializeAsString(), "hostile.onnx");
   JitEnv env(/*keep=*/true);
-  FusionResult fr = fuse_and_compare(graph, *env.cache);
+  FusionResult fr = fuse_and_compare(graph, *env.cache, 5);
   EXPECT_EQ(fr.regions_fused, 1);
   EXPECT_FALSE(fs::exists("/tmp/hf-pwned"));
   int libraries = 0;

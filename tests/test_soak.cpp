@@ -120,8 +120,9 @@ TEST(Soak, SwapsAndRevertsDoNotGrowMemoryOrSlowDown) {
     for (const RegionRecord& r : s.regions()) {
       swapped += r.state == RegionState::Swapped;
       reverted += r.state == RegionState::Reverted;
-      if (kind != 0)
+      if (kind != 0) {
         EXPECT_EQ(r.state, RegionState::Reverted) << "round " << round << ": " << r.reason;
+      }
     }
     steady_ms.push_back(s.median_ms(Phase::Steady));
     rss.push_back(rss_bytes());
@@ -136,7 +137,9 @@ TEST(Soak, SwapsAndRevertsDoNotGrowMemoryOrSlowDown) {
   const size_t early = rss[kRounds / 3], late = rss.back();
   std::printf("RSS after round %d: %.1f MiB, after round %d: %.1f MiB\n", kRounds / 3,
               early / 1048576.0, kRounds, late / 1048576.0);
-  if (!kSanitized) EXPECT_LT(late, early + (size_t{16} << 20)) << "memory grows across sessions";
+  if (!kSanitized) {
+    EXPECT_LT(late, early + (size_t{16} << 20)) << "memory grows across sessions";
+  }
   std::vector<double> first(steady_ms.begin(), steady_ms.begin() + kRounds / 3);
   std::vector<double> last(steady_ms.end() - kRounds / 3, steady_ms.end());
   std::printf("steady medians, 10th percentile: first rounds %.3f ms, last rounds %.3f ms\n",
@@ -172,7 +175,9 @@ TEST(Soak, SteadyIterationsStayFlat) {
       ms.size(), early, late, rss[1] / 1048576.0, rss.back() / 1048576.0);
   EXPECT_LT(late, 3 * early + 0.5);
   // The iteration records grow by a few dozen bytes each; nothing else may.
-  if (!kSanitized) EXPECT_LT(rss.back(), rss[1] + (size_t{8} << 20));
+  if (!kSanitized) {
+    EXPECT_LT(rss.back(), rss[1] + (size_t{8} << 20));
+  }
 }
 
 }  // namespace
