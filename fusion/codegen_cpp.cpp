@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -582,8 +583,18 @@ std::string k_(size_t k) {
   return std::to_string(k);
 }
 
-// seg(n, ...): n consecutive elements; the loop GCC vectorises.
+// A reducing pass accumulates its terms in registers (seg_acc / range_acc) when every leaf
+// of the reduce tree is one segment of seg: the elements are consecutive (no walk) or the
+// reduce is over the innermost axis only. Otherwise its terms go through `red` (seg / range)
+// and leaf_reduce. Both sum in the same order.
+bool accumulates_in_registers(const KernelSpec& s, const SpecInfo& info) {
+  return s.reduce && (!info.walk || s.reduce->first_axis == s.rank - 1);
+}
+
+// seg(n, ...): n consecutive elements; the loop GCC vectorises. seg_acc(n, ...): the same
+// elements' reduce terms, accumulated in leaf_reduce's order, returned.
 void print_seg(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
+  const bool acc = accumulates_in_registers(s, info);
   std::vector<std::string> params = {"::hf::i64 n"}, args;
   for (size_t k = 0; k < s.inputs.size(); ++k) {
     const std::string S = storage_type(s.inputs[k].dtype);
@@ -611,7 +622,7 @@ void print_seg(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
     params.push_back(std::string(storage_type(s.outputs[o].dtype)) + "* __restrict out" + k_(o));
     args.push_back("out" + k_(o) + "[j]");
   }
-  if (s.reduce) {
+  if (s.reduce && !acc) {
     params.push_back(std::string(compute_type(info.acc)) + "* __restrict red");
     args.push_back("red[j]");
   }
@@ -625,8 +636,39 @@ void print_seg(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
     p.line(info.walk ? "// n elements along the innermost dimension."
                      : "// n consecutive elements.");
   }
-  auto f = p.block("static HF_VECTOR_LOOP void seg(", join(params), ")");
-  p.line("for (::hf::i64 j = 0; j < n; ++j) eval(", join(args), ");");
+  if (!acc) {
+    auto f = p.block("static HF_VECTOR_LOOP void seg(", join(params), ")");
+    p.line("for (::hf::i64 j = 0; j < n; ++j) eval(", join(args), ");");
+    return;
+  }
+  const std::string A = compute_type(info.acc);
+  args.push_back("r");
+  const std::string step = "eval(" + join(args) + ");";
+  // Not HF_VECTOR_LOOP: GCC inlines it into the row loop only when their optimisation
+  // options match, and the call (with its stack realignment) cost ~8% on layernorm.
+  auto f = p.block("static inline ", A, " seg_acc(", join(params), ")");
+  p.line("// leaf_reduce's lanes (codegen_support.h): lane l sums terms l, l + W, l + 2W, ...");
+  p.line("using Op = ", reduce_op(s.reduce->mode), ";");
+  p.line("constexpr int W = 128 / (int)sizeof(", A, ");");
+  p.line(A, " acc[W];");
+  p.line("for (int l = 0; l < W; ++l) acc[l] = Op::identity<", A, ">();");
+  p.line("::hf::i64 i = 0;");
+  {
+    auto outer = p.block("for (; i + W <= n; i += W)");
+    auto inner = p.block("for (int l = 0; l < W; ++l)");
+    p.line("const ::hf::i64 j = i + l;");
+    p.line(A, " r;");
+    p.line(step);
+    p.line("acc[l] = Op::step(acc[l], r);");
+  }
+  {
+    auto tail = p.block("for (int l = 0; i + l < n; ++l)");
+    p.line("const ::hf::i64 j = i + l;");
+    p.line(A, " r;");
+    p.line(step);
+    p.line("acc[l] = Op::step(acc[l], r);");
+  }
+  p.line("return ::hf::fusion::gen::combine_lanes<Op>(acc);");
 }
 
 // Dense kernels whose outputs dwarf the last-level cache (args->stream_out): each block of
@@ -657,15 +699,23 @@ void print_streaming_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo
 
 // range(args, begin, end[, red][, x<k>...]): flat elements [begin, end). Inputs from
 // `passed` on are scalars passed as arguments (a row-stage phase's row values), not loaded.
+// With accumulates_in_registers: range_acc(args, begin, end[, x<k>...]) returns the reduce
+// of [begin, end), one leaf of the reduce tree (so one segment).
 void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, size_t passed) {
   const int R = s.rank;
-  std::string sig =
-      "static void range(const ::hf::fusion::KernelArgs* args, ::hf::i64 begin, ::hf::i64 end";
-  if (s.reduce) sig += std::string(", ") + compute_type(info.acc) + "* red";
+  const bool acc = accumulates_in_registers(s, info);
+  std::string sig = acc ? std::string("static ") + compute_type(info.acc) + " range_acc("
+                        : std::string("static void range(");
+  sig += "const ::hf::fusion::KernelArgs* args, ::hf::i64 begin, ::hf::i64 end";
+  if (s.reduce && !acc) sig += std::string(", ") + compute_type(info.acc) + "* red";
   for (size_t k = passed; k < s.inputs.size(); ++k)
     sig += std::string(", const ") + storage_type(s.inputs[k].dtype) + " x" + k_(k);
   auto f = p.block(sig, ")");
-  p.line("if (begin >= end) return;");
+  if (acc)
+    p.line("if (begin >= end) return ", reduce_op(s.reduce->mode), "::identity<",
+           compute_type(info.acc), ">();");
+  else
+    p.line("if (begin >= end) return;");
   for (size_t k = 0; k < passed; ++k) {
     const std::string S = storage_type(s.inputs[k].dtype);
     const std::string cast = "static_cast<const " + S + "*>(args->in[" + k_(k) + "])";
@@ -701,10 +751,11 @@ void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, si
   }
   for (size_t o = 0; o < s.outputs.size(); ++o)
     if (!s.outputs[o].reduced) args.push_back("out" + k_(o) + " + " + i);
-  if (s.reduce) args.push_back(info.walk ? "red + (i - begin)" : "red");
+  if (s.reduce && !acc) args.push_back(info.walk ? "red + (i - begin)" : "red");
+  const std::string call = acc ? "return seg_acc" : "seg";
   if (!info.walk) {
     if (!s.reduce) print_streaming_range(p, s, info);
-    p.line("seg(", join(args), ");");
+    p.line(call, "(", join(args), ");");
     return;
   }
 
@@ -721,11 +772,18 @@ void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, si
     p.line("idx[d] = rest % shape[d];");
     p.line("rest /= shape[d];");
   }
-  p.line("// Segments along the innermost dimension; the N-d index is carried, not recomputed.");
-  auto loop = p.block("for (::hf::i64 i = begin; i < end;)");
   const std::string last = std::to_string(R - 1);
-  p.line("const ::hf::i64 avail = shape[", last, "] - idx[", last, "];");
-  p.line("const ::hf::i64 n = avail < end - i ? avail : end - i;");
+  std::optional<SourcePrinter::Block> loop;
+  if (acc) {
+    p.line("// One segment: a leaf of the reduce tree lies within one innermost row.");
+    p.line("const ::hf::i64 i = begin;");
+    p.line("const ::hf::i64 n = end - begin;");
+  } else {
+    p.line("// Segments along the innermost dimension; the N-d index is carried, not recomputed.");
+    loop.emplace(p.block("for (::hf::i64 i = begin; i < end;)"));
+    p.line("const ::hf::i64 avail = shape[", last, "] - idx[", last, "];");
+    p.line("const ::hf::i64 n = avail < end - i ? avail : end - i;");
+  }
   std::vector<std::string> contiguous;
   for (size_t k = 0; k < s.inputs.size(); ++k) {
     const InputUse u = info.input[k];
@@ -743,12 +801,13 @@ void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, si
   }
   if (info.inner_stride) {
     p.line("if (", join(contiguous, " && "), ")");
-    p.line("  seg<true>(", join(args), ");");
+    p.line("  ", call, "<true>(", join(args), ");");
     p.line("else");
-    p.line("  seg<false>(", join(args), ");");
+    p.line("  ", call, "<false>(", join(args), ");");
   } else {
-    p.line("seg(", join(args), ");");
+    p.line(call, "(", join(args), ");");
   }
+  if (acc) return;
   p.line("i += n;");
   p.line("idx[", last, "] += n;");
   p.line("for (int d = ", last, "; d > 0 && idx[d] == shape[d]; --d) {");
@@ -769,8 +828,10 @@ void print_entry(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info,
   const SpecReduce& r = *s.reduce;
   const std::string A = compute_type(info.acc);
   const DType rd = s.exprs[static_cast<size_t>(r.expr)].dtype;
+  const bool in_registers = accumulates_in_registers(s, info);
   p.line("// [begin, end) are rows of row_len elements; each is reduced by the pairwise tree of");
-  p.line("// the unfused reduce, its leaves computed into `red` first.");
+  p.line(in_registers ? "// the unfused reduce, its leaves accumulated as they are computed."
+                      : "// the unfused reduce, its leaves computed into `red` first.");
   p.line("using Op = ", reduce_op(r.mode), ";");
   p.line("const ::hf::i64 len = args->row_len;");
   for (size_t o = 0; o < s.outputs.size(); ++o) {
@@ -778,14 +839,18 @@ void print_entry(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info,
     const std::string S = storage_type(s.outputs[o].dtype);
     p.line(S, "* out", o, " = static_cast<", S, "*>(args->out[", o, "]);");
   }
-  p.line("alignas(64) ", A, " red[::hf::fusion::gen::kReduceLeaf];");
+  if (!in_registers) p.line("alignas(64) ", A, " red[::hf::fusion::gen::kReduceLeaf];");
   auto rows = p.block("for (::hf::i64 row = begin; row < end; ++row)");
   p.line("const ::hf::i64 base = row * len;");
   {
     auto tree = p.block_with_tail(");", A, " acc = ::hf::fusion::gen::reduce_tree<Op, ", A,
                                   ">(0, len, [&](::hf::i64 r0, ::hf::i64 n)");
-    p.line(ns, "::range(args, base + r0, base + r0 + n, red);");
-    p.line("return ::hf::fusion::gen::leaf_reduce<Op>(red, n);");
+    if (in_registers) {
+      p.line("return ", ns, "::range_acc(args, base + r0, base + r0 + n);");
+    } else {
+      p.line(ns, "::range(args, base + r0, base + r0 + n, red);");
+      p.line("return ::hf::fusion::gen::leaf_reduce<Op>(red, n);");
+    }
   }
   if (r.mode == ReduceMode::MEAN) p.line("acc = ::hf::fusion::gen::mean_of(acc, len);");
   p.line("const ", compute_type(rd), " v = ", convert_value("acc", info.acc, rd), ";");
@@ -810,12 +875,15 @@ void print_row_kernel(SourcePrinter& p, const UnitKernel& k, const SpecInfo& inf
   const KernelSpec& s = k.spec;
   const RowStagePlan plan = plan_row_stages(s, info.live);
   const size_t n_in = s.inputs.size();
+  std::vector<bool> in_registers(plan.phases.size());
   {
     auto ns = p.namespace_block("hf_generated::" + k.name);
     for (size_t j = 0; j < plan.phases.size(); ++j) {
       auto ph = p.namespace_block("s" + k_(j));
       const KernelSpec& ps = plan.phases[j].spec;
-      print_pass(p, ps, analyse(ps, static_cast<int>(ps.inputs.size())), n_in);
+      const SpecInfo pi = analyse(ps, static_cast<int>(ps.inputs.size()));
+      in_registers[j] = accumulates_in_registers(ps, pi);
+      print_pass(p, ps, pi, n_in);
     }
   }
   p.blank();
@@ -834,7 +902,11 @@ void print_row_kernel(SourcePrinter& p, const UnitKernel& k, const SpecInfo& inf
              "*>(args->in[", e.input, "])[0];");
     print_row_value(p, s, c);
   }
-  p.line("alignas(64) float red[::hf::fusion::gen::kReduceLeaf];");
+  for (size_t j = 0; j < plan.phases.size(); ++j)
+    if (plan.phases[j].row_reduce >= 0 && !in_registers[j]) {
+      p.line("alignas(64) float red[::hf::fusion::gen::kReduceLeaf];");
+      break;
+    }
   auto rows = p.block("for (::hf::i64 row = (begin + len - 1) / len; row * len < end; ++row)");
   p.line("const ::hf::i64 base = row * len;");
   print_row_input_loads(
@@ -864,8 +936,12 @@ void print_row_kernel(SourcePrinter& p, const UnitKernel& k, const SpecInfo& inf
       auto tree = p.block_with_tail(");", "float ", a, " = ::hf::fusion::gen::reduce_tree<",
                                     reduce_op(r.reduce_mode),
                                     ", float>(0, len, [&](::hf::i64 r0, ::hf::i64 n)");
-      p.line(call, "base + r0, base + r0 + n, red", extra, ");");
-      p.line("return ::hf::fusion::gen::leaf_reduce<", reduce_op(r.reduce_mode), ">(red, n);");
+      if (in_registers[j]) {
+        p.line("return ", ns, "::s", j, "::range_acc(args, base + r0, base + r0 + n", extra, ");");
+      } else {
+        p.line(call, "base + r0, base + r0 + n, red", extra, ");");
+        p.line("return ::hf::fusion::gen::leaf_reduce<", reduce_op(r.reduce_mode), ">(red, n);");
+      }
     }
     if (r.reduce_mode == ReduceMode::MEAN)
       p.line(a, " = ::hf::fusion::gen::mean_of(", a, ", len);");

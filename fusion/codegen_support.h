@@ -229,6 +229,16 @@ HF_HD i64 mean_of(i64 sum, i64 n) {
 // row sum grows like log(n), not n.
 inline constexpr i64 kReduceLeaf = 2048;
 
+// The end of a leaf: its W lanes combined pairwise. Generated reduce passes that
+// accumulate their terms in registers (seg_acc) lay out the lanes as leaf_reduce does and
+// end with this, so both sum in the same order.
+template <class Op, class A, int W>
+inline A combine_lanes(A (&acc)[W]) {
+  for (int w = W / 2; w > 0; w /= 2)
+    for (int j = 0; j < w; ++j) acc[j] = Op::combine(acc[j], acc[j + w]);
+  return acc[0];
+}
+
 template <class Op, class A>
 HF_VECTOR_LOOP inline A leaf_reduce(const A* __restrict x, i64 n) {
   constexpr int W = 128 / (int)sizeof(A);
@@ -238,9 +248,7 @@ HF_VECTOR_LOOP inline A leaf_reduce(const A* __restrict x, i64 n) {
   for (; i + W <= n; i += W)
     for (int j = 0; j < W; ++j) acc[j] = Op::step(acc[j], x[i + j]);
   for (int j = 0; i + j < n; ++j) acc[j] = Op::step(acc[j], x[i + j]);
-  for (int w = W / 2; w > 0; w /= 2)
-    for (int j = 0; j < w; ++j) acc[j] = Op::combine(acc[j], acc[j + w]);
-  return acc[0];
+  return combine_lanes<Op>(acc);
 }
 
 // leaf(r0, n) reduces elements [r0, r0 + n) of the row; n <= kReduceLeaf.
