@@ -398,8 +398,9 @@ int run_cuda(const Options& o, const Graph& g, cuda::CudaBackend& gpu, fusion::F
 }
 #endif
 
-int check(const Options& o) {
+int check(const Options& o, Backend* cuda) {
   CheckOptions c;
+  c.cuda = cuda;
   c.dir = o.check;
   c.atol = o.atol;
   c.rtol = o.rtol;
@@ -412,11 +413,11 @@ int check(const Options& o) {
 
 int run(const Options& o) {
   if (!o.check.empty()) {
-    if (o.backend == "cuda")
-      throw Error(
-          "--backend cuda: --check runs on the CPU backend only for now (docs/cuda.md); "
-          "use --backend cpu or auto");
-    return check(o);  // on the CPU backend
+    // As a plain run: cuda without a device (or with --fusion adaptive) is exit 2, auto says
+    // which backend it picked.
+    BackendChoice choice = choose_backend(o.backend, o.fusion == "adaptive");
+    if (!choice.line.empty()) std::cout << choice.line << "\n" << std::flush;
+    return check(o, choice.cuda.get());
   }
   // Refused before the graph is read: a missing device costs nothing.
   BackendChoice choice = choose_backend(o.backend, o.fusion == "adaptive");
