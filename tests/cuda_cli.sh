@@ -12,6 +12,14 @@ if [ $rc = 0 ]; then
   out=$("$run" --check /nonexistent --backend cuda --fusion off 2>&1); rc=$?
   [ $rc = 2 ] && echo "$out" | grep -q 'nonexistent/model.onnx: no such file' ||
     fail "--check on cuda did not get to reading DIR: $out"
+  # Device memory over HOTFUSE_CUDA_MAX_BYTES: one line, exit code 2 (docs/reliability.md).
+  out=$(HOTFUSE_CUDA_MAX_BYTES=1K "$run" "$graph" --backend cuda --fusion off --iters 2 2>&1); rc=$?
+  [ $rc = 2 ] || fail "HOTFUSE_CUDA_MAX_BYTES=1K: exit $rc, expected 2: $out"
+  echo "$out" | grep -q '^hotfuse-run: CUDA: out of device memory: .*HOTFUSE_CUDA_MAX_BYTES=1024 allows no more' ||
+    fail "HOTFUSE_CUDA_MAX_BYTES=1K: unclear message: $out"
+  out=$(HOTFUSE_CUDA_MAX_BYTES=lots "$run" "$graph" --backend cuda --fusion off 2>&1); rc=$?
+  [ $rc = 2 ] && echo "$out" | grep -q "HOTFUSE_CUDA_MAX_BYTES='lots'" ||
+    fail "HOTFUSE_CUDA_MAX_BYTES=lots: exit $rc: $out"
   echo "ok (GPU machine)"
   exit 0
 fi

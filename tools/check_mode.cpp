@@ -15,6 +15,9 @@
 #include "runtime/session/fuse_graph.h"
 #include "runtime/session/fusing_backend.h"
 #include "runtime/session/fusing_cuda_backend.h"
+#if HF_HAVE_CUDA_BACKEND
+#include "runtime/cuda/caching_allocator.h"
+#endif
 
 namespace hf {
 
@@ -106,9 +109,18 @@ Runner make_cuda_runner(const CheckOptions& o, const Graph& g, fusion::FusionLev
     for (const std::string& f : r.fused->failures)
       std::fprintf(stderr, "hotfuse-run: %s\n", f.c_str());
     r.backend = std::make_unique<FusingCudaBackend>(gpu, *cache);
-    r.executor = std::make_unique<Executor>(r.fused->graph, *r.backend);
-    r.plan = o.fusion + ", kernels " + std::to_string(before) + " -> " +
-             std::to_string(kernel_count(r.fused->graph));
+    try {
+      r.executor = std::make_unique<Executor>(r.fused->graph, *r.backend);
+      r.plan = o.fusion + ", kernels " + std::to_string(before) + " -> " +
+               std::to_string(kernel_count(r.fused->graph));
+    } catch (const cuda::DeviceOutOfMemory& e) {
+      // One line, then the unfused plan: its results are as correct (docs/reliability.md).
+      std::fprintf(stderr, "hotfuse-run: the fused plan: %s; checking the unfused plan\n",
+                   e.what());
+      r.executor = std::make_unique<Executor>(g, gpu);
+      r.plan =
+          o.fusion + " (out of device memory: unfused), " + std::to_string(before) + " kernels";
+    }
   }
   r.plan += ", on cuda (" + gpu.device().name + ")";
   r.io = std::make_shared<DeviceIo>(gpu, g);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime/cuda/cuda_check.h"
+#include "runtime/ir/memory_cap.h"
 
 namespace hf::cuda {
 
@@ -32,26 +33,7 @@ size_t CachingAllocator::bucket(size_t bytes) {
 
 size_t CachingAllocator::cap_from_env() {
   const char* v = std::getenv("HOTFUSE_CUDA_MAX_BYTES");
-  if (!v || !*v) return 0;
-  const std::string s = v;
-  size_t digits = 0;
-  while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') ++digits;
-  size_t shift = 0;
-  const std::string suffix = s.substr(digits);
-  if (suffix == "K" || suffix == "k")
-    shift = 10;
-  else if (suffix == "M" || suffix == "m")
-    shift = 20;
-  else if (suffix == "G" || suffix == "g")
-    shift = 30;
-  else if (!suffix.empty())
-    digits = 0;  // refused below
-  if (digits == 0 || digits > 15)
-    throw Error("HOTFUSE_CUDA_MAX_BYTES=" + s +
-                ": not a byte count (digits with an optional K, M or G suffix, e.g. 512M)");
-  const size_t n = std::stoull(s.substr(0, digits)) << shift;
-  if (n == 0) throw Error("HOTFUSE_CUDA_MAX_BYTES=" + s + ": a cap of 0 bytes allows nothing");
-  return n;
+  return v && *v ? parse_byte_count(v, "HOTFUSE_CUDA_MAX_BYTES") : 0;
 }
 
 CachingAllocator::CachingAllocator() : CachingAllocator(RawDeviceMemory::cuda(), cap_from_env()) {}

@@ -50,8 +50,8 @@ class CachingAllocator {
   void release_all();             // gives every cached (not live) block back to the device
 
   static size_t bucket(size_t bytes);
-  // HOTFUSE_CUDA_MAX_BYTES: unset or empty is 0 (no cap); else a byte count with an optional
-  // K, M or G suffix (powers of 1024). hf::Error naming the variable for anything else.
+  // HOTFUSE_CUDA_MAX_BYTES: unset or empty is 0 (no cap); else a positive byte count with an
+  // optional K, M, G or T suffix (as HOTFUSE_MAX_BYTES). hf::Error naming the variable else.
   static size_t cap_from_env();
   size_t malloc_calls() const { return malloc_calls_; }  // cudaMalloc calls so far
   size_t live_bytes() const { return live_bytes_; }
