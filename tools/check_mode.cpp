@@ -55,8 +55,7 @@ struct DeviceIo {
   DeviceIo(Backend& backend, const Graph& g) : b(backend) {
     for (ValueId v : g.inputs()) {
       const Value& val = g.value(v);
-      HostTensor shape_only(val.dtype, val.shape);
-      bufs.push_back(b.alloc(shape_only.bytes()));
+      bufs.push_back(b.alloc(static_cast<size_t>(numel(val.shape)) * dtype_size(val.dtype)));
       in.push_back(contiguous_view(bufs.back(), val.dtype, val.shape));
     }
   }

@@ -91,7 +91,14 @@ CudnnConv::CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAl
     for (int i = 0; i < found && !chosen; ++i) {
       const cudnnConvolutionFwdAlgoPerf_t& r = perf[i];
       if (r.status != CUDNN_STATUS_SUCCESS) continue;
-      if (dt == DType::F32 && r.mathType == CUDNN_TENSOR_OP_MATH) continue;
+      if (dt == DType::F32) {
+        // Keep FMA math on the descriptor: tensor-op entries mean TF32 or f16 conversion.
+        if (r.mathType == CUDNN_TENSOR_OP_MATH ||
+            r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+          continue;
+      } else if (cudnnSetConvolutionMathType(conv_, r.mathType) != CUDNN_STATUS_SUCCESS) {
+        continue;  // halves: the math type the heuristics rated, before sizing its workspace
+      }
       size_t bytes = 0;
       if (cudnnGetConvolutionForwardWorkspaceSize(h_, x_, w_, conv_, y_, r.algo, &bytes) !=
           CUDNN_STATUS_SUCCESS)
@@ -103,7 +110,6 @@ CudnnConv::CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAl
                  std::to_string(static_cast<int>(r.algo));
         continue;
       }
-      if (r.mathType != math) cudnnSetConvolutionMathType(conv_, r.mathType);
       algo_ = r.algo;
       ws_ = ws;
       ws_bytes_ = bytes;

@@ -114,7 +114,11 @@ class ConcatKernel final : public Kernel {
   void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
     size_t at = 0;
     for (size_t k = 0; k < in.size(); ++k) {
-      if (rows_[k] && outer_)
+      if (rows_[k] && outer_ == 1)  // one row (axis 0): no pitch limit to mind
+        cuda_check(cudaMemcpyAsync(static_cast<char*>(out[0].data) + at, in[k].data, rows_[k],
+                                   cudaMemcpyDeviceToDevice, stream_),
+                   "cudaMemcpyAsync (Concat input " + std::to_string(k) + ")");
+      else if (rows_[k] && outer_)
         cuda_check(cudaMemcpy2DAsync(static_cast<char*>(out[0].data) + at, out_row_, in[k].data,
                                      rows_[k], rows_[k], outer_, cudaMemcpyDeviceToDevice, stream_),
                    "cudaMemcpy2DAsync (Concat input " + std::to_string(k) + ")");
