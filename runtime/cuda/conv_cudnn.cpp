@@ -115,9 +115,10 @@ CudnnConv::CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAl
       ws_bytes_ = bytes;
       chosen = true;
     }
-    if (!chosen)
-      throw Error(node + ": cuDNN has no usable algorithm for this convolution" +
-                  (note_.empty() ? std::string() : " (no device memory for " + note_ + ")"));
+    if (!chosen && skipped)  // out of memory, not unsupported: callers may degrade on it
+      throw DeviceOutOfMemory(node + ": out of device memory for every cuDNN workspace (" + note_ +
+                              ")");
+    if (!chosen) throw Error(node + ": cuDNN has no usable algorithm for this convolution");
     if (skipped)
       note_ = node + ": out of device memory for the workspace of " + note_ + "; cuDNN algorithm " +
               std::to_string(static_cast<int>(algo_)) + " runs instead";
