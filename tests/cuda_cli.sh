@@ -9,6 +9,17 @@ if [ $rc = 0 ]; then
   out=$("$run" "$graph" --backend auto --fusion all --iters 2 --warmup 1 2>&1) || fail "auto on a GPU: $out"
   echo "$out" | grep -q '^backend auto: using cuda (' || fail "auto did not pick cuda: $out"
   echo "$out" | grep -q 'outputs match unfused' || fail "fused on cuda not checked: $out"
+  out=$("$run" --check /nonexistent --backend cuda --fusion off 2>&1); rc=$?
+  [ $rc = 2 ] && echo "$out" | grep -q 'nonexistent/model.onnx: no such file' ||
+    fail "--check on cuda did not get to reading DIR: $out"
+  # Device memory over HOTFUSE_CUDA_MAX_BYTES: one line, exit code 2 (docs/reliability.md).
+  out=$(HOTFUSE_CUDA_MAX_BYTES=1K "$run" "$graph" --backend cuda --fusion off --iters 2 2>&1); rc=$?
+  [ $rc = 2 ] || fail "HOTFUSE_CUDA_MAX_BYTES=1K: exit $rc, expected 2: $out"
+  echo "$out" | grep -q '^hotfuse-run: CUDA: out of device memory: .*HOTFUSE_CUDA_MAX_BYTES=1024 allows no more' ||
+    fail "HOTFUSE_CUDA_MAX_BYTES=1K: unclear message: $out"
+  out=$(HOTFUSE_CUDA_MAX_BYTES=lots "$run" "$graph" --backend cuda --fusion off 2>&1); rc=$?
+  [ $rc = 2 ] && echo "$out" | grep -q "HOTFUSE_CUDA_MAX_BYTES='lots'" ||
+    fail "HOTFUSE_CUDA_MAX_BYTES=lots: exit $rc: $out"
   echo "ok (GPU machine)"
   exit 0
 fi
@@ -20,6 +31,10 @@ out=$("$run" "$graph" --backend auto --fusion off --iters 2 --warmup 1 2>&1) || 
 [ "$(echo "$out" | grep -c '^backend auto: ')" = 1 ] || fail "auto must say once which backend: $out"
 echo "$out" | grep -qF "backend auto: using cpu ($reason)" || fail "auto's reason differs: $out"
 echo "$out" | grep -q '; cpu, ' || fail "auto did not run on the cpu: $out"
+# --check on cuda: the backend is chosen before DIR is read, so the refusal is the same line.
+out=$("$run" --check /nonexistent --backend cuda --fusion off 2>&1); rc=$?
+[ $rc = 2 ] || fail "--check --backend cuda without a usable device: exit $rc, expected 2: $out"
+[ "$out" = "hotfuse-run: --backend cuda: $reason" ] || fail "--check on cuda: unexpected: $out"
 # Adaptive fusion (the default) stays on the CPU, and cuda refuses it with exit code 2.
 "$run" "$graph" --backend cuda --iters 2 --warmup 1 >/dev/null 2>&1; rc=$?
 [ $rc = 2 ] || fail "--backend cuda --fusion adaptive: exit $rc, expected 2"

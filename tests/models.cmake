@@ -33,3 +33,22 @@ foreach(model resnet18 mobilenet_v2 gpt2_block)
       LABELS models)
   endforeach()
 endforeach()
+
+# The same models on the CUDA backend (Conv through cuDNN, the pools, Concat/Slice/Gather
+# kernels) unfused and fused; skipped (exit 77) with the reason without a usable device.
+if(HF_HAVE_CUDA_BACKEND)
+  foreach(model resnet18 mobilenet_v2 gpt2_block)
+    foreach(level off all)
+      add_test(NAME model_${model}_cuda_${level}
+               COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cuda_or_skip.sh $<TARGET_FILE:hotfuse-run>
+                       bash ${CMAKE_CURRENT_SOURCE_DIR}/model_check.sh $<TARGET_FILE:hotfuse-run>
+                       ${HF_MODELS_DIR} ${model} ${level} --backend cuda)
+      set_tests_properties(model_${model}_cuda_${level} PROPERTIES
+        FIXTURES_REQUIRED hf_models
+        ENVIRONMENT "HOTFUSE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-kernel-cache"
+        SKIP_RETURN_CODE 77
+        TIMEOUT 600
+        LABELS "models;cuda")
+    endforeach()
+  endforeach()
+endif()

@@ -49,7 +49,8 @@ foreach(dir ${node_dirs})
   get_filename_component(name "${dir}" NAME)
   foreach(level off all)
     set(test onnx_node_${name}_${level})
-    add_test(NAME ${test} COMMAND hotfuse-run --check "${dir}" --fusion ${level} --threads 1)
+    add_test(NAME ${test} COMMAND hotfuse-run --check "${dir}" --fusion ${level} --threads 1
+                                  --backend cpu)
     set_tests_properties(${test} PROPERTIES
       ENVIRONMENT "${HF_TEST_ENV}" LABELS onnx_conformance TIMEOUT 120
       SKIP_REGULAR_EXPRESSION "unsupported|not supported")
@@ -67,8 +68,24 @@ foreach(folder node pytorch-converted pytorch-operator simple)
   if(IS_DIRECTORY "${HF_ONNX_TESTDATA}/${folder}")
     add_test(NAME onnx_summary_${folder}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/onnx_conformance.sh $<TARGET_FILE:hotfuse-run>
-                     "${HF_ONNX_TESTDATA}/${folder}" ${HF_ONNX_KNOWN} --fusion off --threads 1)
+                     "${HF_ONNX_TESTDATA}/${folder}" ${HF_ONNX_KNOWN} --fusion off --threads 1
+                     --backend cpu)
     set_tests_properties(onnx_summary_${folder} PROPERTIES
       ENVIRONMENT "${HF_TEST_ENV}" LABELS onnx_conformance TIMEOUT 600)
   endif()
 endforeach()
+
+# The node/ summary on the CUDA backend (--fusion off: the AOT, cuBLAS and cuDNN kernels;
+# all: NVRTC fused kernels too). Skipped (exit 77) with hotfuse-run's reason without a
+# usable device (tests/cuda_or_skip.sh).
+if(HF_HAVE_CUDA_BACKEND AND IS_DIRECTORY "${HF_ONNX_TESTDATA}/node")
+  foreach(level off all)
+    add_test(NAME onnx_summary_node_cuda_${level}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cuda_or_skip.sh $<TARGET_FILE:hotfuse-run>
+                     bash ${CMAKE_CURRENT_SOURCE_DIR}/onnx_conformance.sh $<TARGET_FILE:hotfuse-run>
+                     "${HF_ONNX_TESTDATA}/node" ${HF_ONNX_KNOWN} --fusion ${level} --backend cuda)
+    set_tests_properties(onnx_summary_node_cuda_${level} PROPERTIES
+      ENVIRONMENT "${HF_TEST_ENV}" LABELS "onnx_conformance;cuda" TIMEOUT 900
+      SKIP_RETURN_CODE 77)
+  endforeach()
+endif()

@@ -14,6 +14,10 @@
 #include "runtime/ir/error.h"
 #include "runtime/session/fuse_graph.h"
 #include "runtime/session/fusing_backend.h"
+#include "runtime/session/fusing_cuda_backend.h"
+#if HF_HAVE_CUDA_BACKEND
+#include "runtime/cuda/caching_allocator.h"
+#endif
 
 namespace hf {
 
@@ -30,15 +34,104 @@ struct Runner {
   std::string regions;  // adaptive: one line per region the session considered
   // Whatever `run` refers to.
   std::unique_ptr<FusionResult> fused;
+#if HF_HAVE_CUDA_BACKEND
+  std::unique_ptr<CudaKernelCache> cuda_kernels;  // before `backend`: it uses the kernels
+#endif
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Executor> executor;
   std::unique_ptr<Session> session;
+  std::shared_ptr<struct DeviceIo> io;  // CUDA: freed before the plan's backend goes
+};
+
+// The CUDA side of a check: input buffers allocated once (every data set has the graph's
+// input shapes, checked when it was read), outputs downloaded into host tensors, so the
+// comparison code sees host memory on either backend.
+struct DeviceIo {
+  Backend& b;
+  std::vector<void*> bufs;
+  std::vector<TensorView> in;
+  std::vector<HostTensor> out;
+  std::vector<TensorView> out_views;
+  DeviceIo(Backend& backend, const Graph& g) : b(backend) {
+    for (ValueId v : g.inputs()) {
+      const Value& val = g.value(v);
+      bufs.push_back(b.alloc(static_cast<size_t>(numel(val.shape)) * dtype_size(val.dtype)));
+      in.push_back(contiguous_view(bufs.back(), val.dtype, val.shape));
+    }
+  }
+  ~DeviceIo() {
+    for (void* p : bufs) b.free(p);
+  }
+  DeviceIo(const DeviceIo&) = delete;
+  DeviceIo& operator=(const DeviceIo&) = delete;
+  std::span<const TensorView> run(const RunFn& device_run, std::span<const TensorView> host) {
+    for (size_t k = 0; k < host.size(); ++k)
+      b.upload(in[k].data, host[k].data,
+               static_cast<size_t>(host[k].numel()) * dtype_size(host[k].dtype));
+    std::span<const TensorView> res = device_run(in);
+    out.clear();
+    out_views.clear();
+    for (const TensorView& v : res) {
+      out.emplace_back(v.dtype, v.shape);
+      b.download(out.back().data(), v.data, out.back().bytes());
+    }
+    for (const HostTensor& t : out) out_views.push_back(t.view());
+    return out_views;
+  }
 };
 
 std::vector<TensorView> views_of(const std::vector<HostTensor>& ts) {
   std::vector<TensorView> v;
   for (const HostTensor& t : ts) v.push_back(t.view());
   return v;
+}
+
+// --backend cuda with --fusion off|static|all: unfused AOT/cuBLAS/cuDNN kernels, or the
+// graph fused with NVRTC kernels (as hotfuse-run's run_cuda); inputs and outputs move
+// through DeviceIo.
+Runner make_cuda_runner(const CheckOptions& o, const Graph& g, fusion::FusionLevel level) {
+  Runner r;
+#if HF_HAVE_CUDA_BACKEND
+  auto& gpu = static_cast<cuda::CudaBackend&>(*o.cuda);
+  const int before = kernel_count(g);
+  if (level == fusion::FusionLevel::Off) {
+    r.executor = std::make_unique<Executor>(g, gpu);
+    r.plan = "off, " + std::to_string(before) + " kernels";
+  } else {
+    const cuda::DeviceStatus& dev = gpu.device();
+    r.cuda_kernels =
+        std::make_unique<CudaKernelCache>(dev.device, dev.arch, CudaKernelCache::default_disk());
+    CudaKernelCache* cache = r.cuda_kernels.get();
+    r.fused = std::make_unique<FusionResult>(fuse_graph(
+        g, level,
+        [cache](const auto& spec, const auto& origin) { return cache->ensure(spec, origin); }));
+    for (const std::string& f : r.fused->failures)
+      std::fprintf(stderr, "hotfuse-run: %s\n", f.c_str());
+    r.backend = std::make_unique<FusingCudaBackend>(gpu, *cache);
+    try {
+      r.executor = std::make_unique<Executor>(r.fused->graph, *r.backend);
+      r.plan = o.fusion + ", kernels " + std::to_string(before) + " -> " +
+               std::to_string(kernel_count(r.fused->graph));
+    } catch (const cuda::DeviceOutOfMemory& e) {
+      // One line, then the unfused plan: its results are as correct (docs/reliability.md).
+      std::fprintf(stderr, "hotfuse-run: the fused plan: %s; checking the unfused plan\n",
+                   e.what());
+      r.executor = std::make_unique<Executor>(g, gpu);
+      r.plan =
+          o.fusion + " (out of device memory: unfused), " + std::to_string(before) + " kernels";
+    }
+  }
+  r.plan += ", on cuda (" + gpu.device().name + ")";
+  r.io = std::make_shared<DeviceIo>(gpu, g);
+  Executor* e = r.executor.get();
+  RunFn device_run = [e](std::span<const TensorView> in) { return e->run(in); };
+  DeviceIo* io = r.io.get();
+  r.run = [io, device_run](std::span<const TensorView> in) { return io->run(device_run, in); };
+#else
+  (void)o, (void)g, (void)level;
+  throw Error("this build has no CUDA backend");
+#endif
+  return r;
 }
 
 // off/static/all: the graph as fuse_graph leaves it. adaptive: a Session run on the first
@@ -49,6 +142,8 @@ Runner make_runner(const CheckOptions& o, const Graph& g, cpu::CpuBackend& cpu,
   fusion::CpuKernelCache& cache = fusion::CpuKernelCache::process();
   const int before = kernel_count(g);
   if (o.fusion == "adaptive") {
+    if (o.cuda)  // choose_backend refuses this first; kept for other callers
+      throw Error("--fusion adaptive runs on the CPU only so far; use --fusion off, static or all");
     MachinePeak machine = probe_machine(cpu.pool(), fusion::DiskCache::default_dir());
     r.session = std::make_unique<Session>(g, cpu, cache, machine, o.session);
     std::vector<TensorView> in = views_of(first_inputs);
@@ -77,6 +172,7 @@ Runner make_runner(const CheckOptions& o, const Graph& g, cpu::CpuBackend& cpu,
   }
   auto level = fusion::parse_fusion_level(o.fusion);
   if (!level) throw Error("--fusion " + o.fusion + ": not a fusion mode");
+  if (o.cuda) return make_cuda_runner(o, g, *level);
   if (*level == fusion::FusionLevel::Off) {
     r.executor = std::make_unique<Executor>(g, cpu);
     r.plan = "off, " + std::to_string(before) + " kernels";

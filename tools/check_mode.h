@@ -2,7 +2,8 @@
 // test_data_set_*/{input,output}_*.pb; every data set is run on the plan the chosen --fusion
 // mode ends up with and every output compared with |expected - actual| <= atol +
 // rtol * |expected| (NaN matches NaN, infinities match in sign, integers and bools exactly).
-// Prints PASS or FAIL per data set, with the worst element of a failing output.
+// Prints PASS or FAIL per data set, with the worst element of a failing output. On the CUDA
+// backend the inputs go up and the outputs come down through Backend::upload/download.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -18,6 +19,8 @@ struct CheckOptions {
   int threads = 0;
   SessionOptions session;       // adaptive
   double settle_timeout = 300;  // adaptive: seconds to wait for the session to settle
+  // The CUDA backend (choose_backend's), or null: the CPU. --fusion adaptive needs the CPU.
+  Backend* cuda = nullptr;
 };
 
 // 0 when every data set passes, 1 on a mismatch; bad input (a missing or malformed file,

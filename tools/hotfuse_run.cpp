@@ -35,6 +35,7 @@
 #include "runtime/session/fusing_cuda_backend.h"
 #if HF_HAVE_CUDA_BACKEND
 #include "profiler/cupti_profile.h"
+#include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/copy_probe.h"
 #endif
 #include "runtime/session/fusing_backend.h"
@@ -389,7 +390,19 @@ int run_cuda(const Options& o, const Graph& g, cuda::CudaBackend& gpu, fusion::F
   });
   for (const std::string& f : fused.failures) std::cerr << "hotfuse-run: " << f << "\n";
   FusingCudaBackend fusing(gpu, cache);
-  Measured after = measure(fused.graph, fusing, in.views, o);
+  Measured after;
+  try {
+    after = measure(fused.graph, fusing, in.views, o);
+  } catch (const cuda::DeviceOutOfMemory& e) {
+    // Device memory is the one fault the fused plan can hit that the unfused one, already
+    // run and checked, did not: degrade to it with one line (docs/reliability.md).
+    std::cerr << "hotfuse-run: the fused plan: " << e.what()
+              << "; the unfused plan and its results stand\n";
+    if (save) save_outputs(*save, g, before.outputs);
+    if (!o.report.empty()) write_report(o.report, g, o, before, nullptr, nullptr);
+    dump_fusion(dir, g, o, before, nullptr, nullptr);
+    return 0;
+  }
   std::cout << "\nfused (--fusion " << o.fusion << "): " << after.kernels << " kernels, median "
             << after.median_ms << " ms per iteration\n";
   print_op_table(std::cout, after.rows);
@@ -398,8 +411,9 @@ int run_cuda(const Options& o, const Graph& g, cuda::CudaBackend& gpu, fusion::F
 }
 #endif
 
-int check(const Options& o) {
+int check(const Options& o, Backend* cuda) {
   CheckOptions c;
+  c.cuda = cuda;
   c.dir = o.check;
   c.atol = o.atol;
   c.rtol = o.rtol;
@@ -412,11 +426,11 @@ int check(const Options& o) {
 
 int run(const Options& o) {
   if (!o.check.empty()) {
-    if (o.backend == "cuda")
-      throw Error(
-          "--backend cuda: --check runs on the CPU backend only for now (docs/cuda.md); "
-          "use --backend cpu or auto");
-    return check(o);  // on the CPU backend
+    // As a plain run: cuda without a device (or with --fusion adaptive) is exit 2, auto says
+    // which backend it picked.
+    BackendChoice choice = choose_backend(o.backend, o.fusion == "adaptive");
+    if (!choice.line.empty()) std::cout << choice.line << "\n" << std::flush;
+    return check(o, choice.cuda.get());
   }
   // Refused before the graph is read: a missing device costs nothing.
   BackendChoice choice = choose_backend(o.backend, o.fusion == "adaptive");

@@ -1,12 +1,15 @@
 #include "runtime/cuda/cuda_backend.h"
 
 #include <cublas_v2.h>
+#include <cudnn.h>
 
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/cuda/caching_allocator.h"
+#include "runtime/cuda/conv_cudnn.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/kernels.h"
 #include "runtime/cuda/matmul.h"
+#include "runtime/cuda/nn_ops.h"
 #include "runtime/ops/op_table.h"
 
 namespace hf::cuda {
@@ -166,6 +169,8 @@ ReduceParams reduce_params(const Graph& g, const Node& n) {
 CudaBackend::CudaBackend() {
   const DeviceStatus& s = device_status();
   if (!s.usable) throw Error("no CUDA device: " + s.reason);
+  alloc_ =
+      std::make_unique<CachingAllocator>();  // first: a bad HOTFUSE_CUDA_MAX_BYTES leaks nothing
   cuda_check(cudaSetDevice(s.device), "cudaSetDevice");
   cudaStream_t st = nullptr;
   cuda_check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -178,12 +183,26 @@ CudaBackend::CudaBackend() {
   }
   cublasSetStream(h, st);
   cublas_ = h;
-  alloc_ = std::make_unique<CachingAllocator>();
+}
+
+void* CudaBackend::cudnn(const std::string& node) {
+  std::lock_guard lock(cudnn_mu_);
+  if (cudnn_) return cudnn_;
+  cudnnHandle_t h = nullptr;
+  cudnn_check(cudnnCreate(&h), node + ": cudnnCreate");
+  cudnnStatus_t st = cudnnSetStream(h, as_stream(stream_));
+  if (st != CUDNN_STATUS_SUCCESS) {
+    cudnnDestroy(h);
+    cudnn_check(st, node + ": cudnnSetStream");
+  }
+  cudnn_ = h;
+  return cudnn_;
 }
 
 CudaBackend::~CudaBackend() {
   if (stream_) cudaStreamSynchronize(as_stream(stream_));
   alloc_.reset();
+  if (cudnn_) cudnnDestroy(static_cast<cudnnHandle_t>(cudnn_));
   if (cublas_) cublasDestroy(static_cast<cublasHandle_t>(cublas_));
   if (stream_) cudaStreamDestroy(as_stream(stream_));
 }
@@ -273,13 +292,13 @@ std::unique_ptr<Kernel> CudaBackend::make_kernel(const Graph& g, const Node& n) 
       throw Error(describe(n) + ": fused nodes run through the session's CUDA fusion backend");
     case OpType::Constant:
       break;
-    case OpType::Conv:  // CPU only so far (issue 7); cuDNN is the plan
+    case OpType::Conv:
     case OpType::MaxPool:
     case OpType::AveragePool:
     case OpType::Concat:
     case OpType::Slice:
     case OpType::Gather:
-      break;
+      return make_nn_kernel(*this, g, n);
   }
   throw unsupported("no kernel");
 }

@@ -1,10 +1,13 @@
-// The CUDA backend: graph nodes mapped onto the AOT kernels of kernels.h (and cuBLAS for
-// MatMul), run in order on one stream, in memory from a caching allocator. docs/cuda.md.
+// The CUDA backend: graph nodes mapped onto the AOT kernels of kernels.h (cuBLAS for
+// MatMul, cuDNN for Conv: nn_ops.h), run in order on one stream, in memory from a caching
+// allocator. docs/cuda.md.
 //
 // Plans hold device memory: callers move graph inputs in and outputs out with
 // Backend::upload / download. No CUDA header here, so the launcher includes it freely.
 #pragma once
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include "runtime/cuda/device.h"
 #include "runtime/exec/backend.h"
@@ -31,10 +34,15 @@ class CudaBackend final : public Backend {
   void* stream() const { return stream_; }  // cudaStream_t
   const DeviceStatus& device() const { return device_status(); }
   CachingAllocator& allocator() { return *alloc_; }
+  // cudnnHandle_t on the stream, created by the first Conv planned (cuDNN loads its
+  // sub-libraries then); hf::Error naming `node` when cuDNN cannot start.
+  void* cudnn(const std::string& node);
 
  private:
   void* stream_ = nullptr;  // cudaStream_t
   void* cublas_ = nullptr;  // cublasHandle_t
+  void* cudnn_ = nullptr;   // cudnnHandle_t
+  std::mutex cudnn_mu_;
   std::unique_ptr<CachingAllocator> alloc_;
 };
 

@@ -112,30 +112,38 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
   size_t total = 0;
   for (const Buf& b : bufs) total += b.bytes;
   check_memory_cap(total, "graph '" + g.name + "': the planned buffers");
-  for (Buf& b : bufs) {
-    b.ptr = backend_.alloc(b.bytes);
-    buffers_.push_back(b.ptr);
-    buffer_bytes_ += b.bytes;
-  }
-
   auto view_of = [&](ValueId v) {
     const Value& val = g.value(v);
     void* p = buf_of[v] >= 0 ? bufs[buf_of[v]].ptr : nullptr;
     return contiguous_view(p, val.dtype, val.shape);
   };
 
-  for (NodeId id : order) {
-    const Node& n = g.node(id);
-    Step st;
-    st.node = id;
-    st.kernel = backend_.make_kernel(g, n);
-    for (ValueId v : n.inputs) st.inputs.push_back(view_of(v));
-    for (ValueId v : n.outputs) st.outputs.push_back(view_of(v));
-    // Constants are computed once, here, and never become steps of the iteration.
-    if (n.op == OpType::Constant)
-      st.kernel->run(st.inputs, st.outputs);
-    else
-      steps_.push_back(std::move(st));
+  // A constructor that throws runs no destructor: an allocation or kernel that fails (out
+  // of device memory, an unsupported node) must not leak the buffers taken so far.
+  try {
+    for (Buf& b : bufs) {
+      b.ptr = backend_.alloc(b.bytes);
+      buffers_.push_back(b.ptr);
+      buffer_bytes_ += b.bytes;
+    }
+
+    for (NodeId id : order) {
+      const Node& n = g.node(id);
+      Step st;
+      st.node = id;
+      st.kernel = backend_.make_kernel(g, n);
+      for (ValueId v : n.inputs) st.inputs.push_back(view_of(v));
+      for (ValueId v : n.outputs) st.outputs.push_back(view_of(v));
+      // Constants are computed once, here, and never become steps of the iteration.
+      if (n.op == OpType::Constant)
+        st.kernel->run(st.inputs, st.outputs);
+      else
+        steps_.push_back(std::move(st));
+    }
+  } catch (...) {
+    for (void* p : buffers_) backend_.free(p);
+    buffers_.clear();
+    throw;
   }
 
   input_uses_.resize(g.inputs().size());

@@ -17,9 +17,11 @@ size_t half_physical_memory() {
   return static_cast<size_t>(pages) / 2 * static_cast<size_t>(page);
 }
 
-size_t parse_bytes(const std::string& text) {
+}  // namespace
+
+size_t parse_byte_count(const std::string& text, const std::string& variable) {
   auto bad = [&] {
-    return Error("HOTFUSE_MAX_BYTES='" + text +
+    return Error(variable + "='" + text +
                  "': expected a positive byte count such as 4000000000 or 8G");
   };
   size_t i = 0;
@@ -58,11 +60,9 @@ size_t parse_bytes(const std::string& text) {
   return static_cast<size_t>(n) << shift;
 }
 
-}  // namespace
-
 size_t memory_cap_bytes() {
   const char* v = std::getenv("HOTFUSE_MAX_BYTES");
-  if (v && *v) return parse_bytes(v);
+  if (v && *v) return parse_byte_count(v, "HOTFUSE_MAX_BYTES");
   static const size_t half = half_physical_memory();
   return half;
 }

@@ -1,0 +1,170 @@
+#include "runtime/cuda/conv_cudnn.h"
+
+#include <vector>
+
+#include "runtime/cuda/caching_allocator.h"
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/ir/error.h"
+
+namespace hf::cuda {
+
+void cudnn_check(cudnnStatus_t s, const std::string& what) {
+  if (s == CUDNN_STATUS_SUCCESS) return;
+  char last[512] = {};
+  cudnnGetLastErrorString(last, sizeof last);  // cuDNN 9: the reason behind the status
+  std::string msg = "cuDNN: " + what + ": " + cudnnGetErrorString(s);
+  if (last[0]) msg += " (" + std::string(last) + ")";
+  throw Error(msg);
+}
+
+namespace {
+
+cudnnDataType_t cudnn_type(DType t, const std::string& node) {
+  switch (t) {
+    case DType::F32:
+      return CUDNN_DATA_FLOAT;
+    case DType::F16:
+      return CUDNN_DATA_HALF;
+    case DType::BF16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      throw Error(node + ": Conv on CUDA needs f32, f16 or bf16, got " +
+                  std::string(dtype_name(t)));
+  }
+}
+
+}  // namespace
+
+CudnnConv::CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAllocator& alloc,
+                     const std::string& node)
+    : h_(h), alloc_(alloc), node_(node) {
+  const CudnnConvShape s = cudnn_conv_shape(g, node);
+  const cudnnDataType_t t = cudnn_type(dt, node);
+  shape_ = s;
+  elem_bytes_ = dtype_size(dt);
+  try {
+    if (s.prepad) {
+      const size_t bytes = size_t(s.n) * s.c * s.h * s.w * elem_bytes_;
+      padded_ = alloc_.alloc(bytes);
+      cudaStream_t st = nullptr;
+      cudnn_check(cudnnGetStream(h_, &st), "cudnnGetStream");
+      cuda_check(cudaMemsetAsync(padded_, 0, bytes, st), node + ": zeroing the padded input");
+    }
+    cudnn_check(cudnnCreateTensorDescriptor(&x_), "cudnnCreateTensorDescriptor");
+    cudnn_check(cudnnCreateTensorDescriptor(&y_), "cudnnCreateTensorDescriptor");
+    cudnn_check(cudnnCreateFilterDescriptor(&w_), "cudnnCreateFilterDescriptor");
+    cudnn_check(cudnnCreateConvolutionDescriptor(&conv_), "cudnnCreateConvolutionDescriptor");
+    cudnn_check(cudnnSetTensor4dDescriptor(x_, CUDNN_TENSOR_NCHW, t, s.n, s.c, s.h, s.w),
+                node + ": input descriptor");
+    cudnn_check(cudnnSetFilter4dDescriptor(w_, t, CUDNN_TENSOR_NCHW, s.m, s.cg, s.kh, s.kw),
+                node + ": weight descriptor");
+    cudnn_check(cudnnSetConvolution2dDescriptor(conv_, s.pad[0], s.pad[1], s.stride[0], s.stride[1],
+                                                s.dilation[0], s.dilation[1],
+                                                CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                node + ": convolution descriptor");
+    cudnn_check(cudnnSetConvolutionGroupCount(conv_, s.group), node + ": group count");
+    // f32: no TF32 (its 10-bit mantissa would not match the CPU); halves may use tensor cores.
+    const cudnnMathType_t math = dt == DType::F32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
+    cudnn_check(cudnnSetConvolutionMathType(conv_, math), node + ": math type");
+    int dims[4] = {};
+    cudnn_check(cudnnGetConvolution2dForwardOutputDim(conv_, x_, w_, &dims[0], &dims[1], &dims[2],
+                                                      &dims[3]),
+                node + ": output size");
+    if (dims[0] != s.n || dims[1] != s.m || dims[2] != s.oh || dims[3] != s.ow)
+      throw Error(node + ": cuDNN computes output [" + std::to_string(dims[0]) + ", " +
+                  std::to_string(dims[1]) + ", " + std::to_string(dims[2]) + ", " +
+                  std::to_string(dims[3]) + "], the graph says [" + std::to_string(s.n) + ", " +
+                  std::to_string(s.m) + ", " + std::to_string(s.oh) + ", " + std::to_string(s.ow) +
+                  "]");
+    cudnn_check(cudnnSetTensor4dDescriptor(y_, CUDNN_TENSOR_NCHW, t, s.n, s.m, s.oh, s.ow),
+                node + ": output descriptor");
+
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+    int found = 0;
+    cudnn_check(cudnnGetConvolutionForwardAlgorithm_v7(
+                    h_, x_, w_, conv_, y_, static_cast<int>(perf.size()), &found, perf.data()),
+                node + ": cudnnGetConvolutionForwardAlgorithm_v7");
+    // Best first. A workspace the allocator cannot give (out of memory, or over
+    // HOTFUSE_CUDA_MAX_BYTES) moves on to the next algorithm rather than failing the plan.
+    bool chosen = false;
+    int skipped = 0;
+    for (int i = 0; i < found && !chosen; ++i) {
+      const cudnnConvolutionFwdAlgoPerf_t& r = perf[i];
+      if (r.status != CUDNN_STATUS_SUCCESS) continue;
+      if (dt == DType::F32) {
+        // Keep FMA math on the descriptor: tensor-op entries mean TF32 or f16 conversion.
+        if (r.mathType == CUDNN_TENSOR_OP_MATH ||
+            r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+          continue;
+      } else if (cudnnSetConvolutionMathType(conv_, r.mathType) != CUDNN_STATUS_SUCCESS) {
+        continue;  // halves: the math type the heuristics rated, before sizing its workspace
+      }
+      size_t bytes = 0;
+      if (cudnnGetConvolutionForwardWorkspaceSize(h_, x_, w_, conv_, y_, r.algo, &bytes) !=
+          CUDNN_STATUS_SUCCESS)
+        continue;
+      void* ws = bytes ? alloc_.try_alloc(bytes) : nullptr;
+      if (bytes && !ws) {
+        ++skipped;
+        note_ += (note_.empty() ? "" : ", ") + std::to_string(bytes) + " bytes for algorithm " +
+                 std::to_string(static_cast<int>(r.algo));
+        continue;
+      }
+      algo_ = r.algo;
+      ws_ = ws;
+      ws_bytes_ = bytes;
+      chosen = true;
+    }
+    if (!chosen && skipped)  // out of memory, not unsupported: callers may degrade on it
+      throw DeviceOutOfMemory(node + ": out of device memory for every cuDNN workspace (" + note_ +
+                              ")");
+    if (!chosen) throw Error(node + ": cuDNN has no usable algorithm for this convolution");
+    if (skipped)
+      note_ = node + ": out of device memory for the workspace of " + note_ + "; cuDNN algorithm " +
+              std::to_string(static_cast<int>(algo_)) + " runs instead";
+  } catch (...) {
+    release();  // a throwing constructor runs no destructor
+    throw;
+  }
+}
+
+CudnnConv::~CudnnConv() {
+  release();
+}
+
+void CudnnConv::release() {
+  if (ws_) alloc_.free(ws_);
+  ws_ = nullptr;
+  if (padded_) alloc_.free(padded_);
+  padded_ = nullptr;
+  if (conv_) cudnnDestroyConvolutionDescriptor(conv_);
+  if (w_) cudnnDestroyFilterDescriptor(w_);
+  if (y_) cudnnDestroyTensorDescriptor(y_);
+  if (x_) cudnnDestroyTensorDescriptor(x_);
+  conv_ = nullptr;
+  w_ = nullptr;
+  x_ = y_ = nullptr;
+}
+
+void CudnnConv::run(const void* x, const void* w, void* y) {
+  const float one = 1.0f, zero = 0.0f;  // float scaling factors for float and half data
+  if (padded_) {
+    // The input's N*C planes into the middle of the padded ones: one 3-D strided copy.
+    const CudnnConvShape& s = shape_;
+    cudaMemcpy3DParms p = {};
+    p.srcPtr = make_cudaPitchedPtr(const_cast<void*>(x), s.in_w * elem_bytes_, s.in_w, s.in_h);
+    p.dstPtr = make_cudaPitchedPtr(padded_, s.w * elem_bytes_, s.w, s.h);
+    p.dstPos = make_cudaPos(s.pad_left * elem_bytes_, s.pad_top, 0);
+    p.extent = make_cudaExtent(s.in_w * elem_bytes_, s.in_h, size_t(s.n) * s.c);
+    p.kind = cudaMemcpyDeviceToDevice;
+    cudaStream_t st = nullptr;
+    cudnn_check(cudnnGetStream(h_, &st), "cudnnGetStream");
+    cuda_check(cudaMemcpy3DAsync(&p, st), node_ + ": copying the input into its padding");
+    x = padded_;
+  }
+  cudnn_check(
+      cudnnConvolutionForward(h_, &one, x_, x, w_, w, conv_, algo_, ws_, ws_bytes_, &zero, y_, y),
+      node_ + ": cudnnConvolutionForward");
+}
+
+}  // namespace hf::cuda

@@ -1,0 +1,56 @@
+// Conv2d through cuDNN's descriptor API (cudnnConvolutionForward; still in cuDNN 9's
+// libcudnn_cnn). Everything shape-dependent happens once, at plan time: descriptors, the
+// algorithm (cuDNN's heuristics, cudnnGetConvolutionForwardAlgorithm_v7: nothing runs, so
+// planning needs no buffers) and its workspace, from the backend's caching allocator.
+// Internal to runtime/cuda/.
+#pragma once
+#include <cudnn.h>
+
+#include <string>
+
+#include "runtime/cuda/conv_shape.h"
+#include "runtime/ir/dtype.h"
+
+namespace hf::cuda {
+
+class CachingAllocator;
+
+// cuDNN's status as an hf::Error naming the call (and cuDNN's last error message).
+void cudnn_check(cudnnStatus_t s, const std::string& what);
+
+class CudnnConv {
+ public:
+  // f32 runs FMA math only (no TF32, as MatMul); f16/bf16 may use tensor cores, all
+  // accumulate in f32. The first algorithm whose workspace can be allocated wins: when the
+  // device (or HOTFUSE_CUDA_MAX_BYTES) has no room for the preferred one, a leaner one runs
+  // and `note()` says so.
+  CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAllocator& alloc,
+            const std::string& node);
+  ~CudnnConv();
+  CudnnConv(const CudnnConv&) = delete;
+  CudnnConv& operator=(const CudnnConv&) = delete;
+
+  void run(const void* x, const void* w, void* y);  // y = conv(x, w), on the handle's stream
+  cudnnConvolutionFwdAlgo_t algorithm() const { return algo_; }
+  size_t workspace_bytes() const { return ws_bytes_; }
+  const std::string& note() const { return note_; }  // "" unless the algorithm was degraded
+
+ private:
+  void release();  // frees the workspace and destroys the descriptors made so far
+
+  cudnnHandle_t h_;
+  CachingAllocator& alloc_;
+  std::string node_;
+  cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr;
+  cudnnFilterDescriptor_t w_ = nullptr;
+  cudnnConvolutionDescriptor_t conv_ = nullptr;
+  cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  void* ws_ = nullptr;
+  size_t ws_bytes_ = 0;
+  CudnnConvShape shape_{};
+  size_t elem_bytes_ = 4;
+  void* padded_ = nullptr;  // prepad: the zero-bordered input (the border is zeroed once)
+  std::string note_;
+};
+
+}  // namespace hf::cuda

@@ -1,0 +1,238 @@
+#include "runtime/cuda/nn_ops.h"
+
+#include <iostream>
+
+#include "runtime/cuda/caching_allocator.h"
+#include "runtime/cuda/conv_cudnn.h"
+#include "runtime/cuda/cuda_backend.h"
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/kernels.h"
+#include "runtime/cuda/nn_kernels.h"
+#include "runtime/ops/nn_geometry.h"
+
+namespace hf::cuda {
+
+namespace {
+
+cudaStream_t stream_of(const CudaBackend& b) {
+  return static_cast<cudaStream_t>(b.stream());
+}
+
+// y = conv(x, w) by cuDNN, then + bias[c] by the Elemwise ADD kernel reading the bias with
+// strides {0, 1, 0, 0}, in place (each element is read before its own thread writes it).
+class ConvKernel final : public Kernel {
+ public:
+  ConvKernel(CudaBackend& b, const ConvGeometry& g, DType dt, bool bias, const std::string& node)
+      : conv_(static_cast<cudnnHandle_t>(b.cudnn(node)), g, dt, b.allocator(), node),
+        bias_(bias),
+        stream_(stream_of(b)),
+        sms_(b.device().sm_count) {
+    if (!conv_.note().empty()) std::cerr << "hotfuse: " << conv_.note() << "\n";
+    if (!bias_) return;
+    add_.nin = 2;
+    add_.rank = 4;
+    const i64 shape[4] = {g.n, g.m, g.win.out[0], g.win.out[1]};
+    i64 stride = 1;
+    for (int d = 3; d >= 0; --d) {
+      add_.shape[d] = shape[d];
+      add_.in_strides[0][d] = stride;
+      stride *= shape[d];
+    }
+    add_.in_strides[1][1] = 1;  // bias [M] along the channel axis
+    add_.numel = stride;
+    add_.in_dtype = add_.out_dtype = dt;
+    add_.dense = false;
+  }
+  void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    conv_.run(in[0].data, in[1].data, out[0].data);
+    if (!bias_) return;
+    add_.in[0] = out[0].data;
+    add_.in[1] = in[2].data;
+    add_.out = out[0].data;
+    launch_elemwise(Mode::ADD, add_, stream_, sms_);
+  }
+
+ private:
+  CudnnConv conv_;
+  bool bias_;
+  EwParams add_;
+  cudaStream_t stream_;
+  int sms_;
+};
+
+class PoolKernel final : public Kernel {
+ public:
+  PoolKernel(const CudaBackend& b, PoolParams p)
+      : p_(p), stream_(stream_of(b)), sms_(b.device().sm_count) {}
+  void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    p_.in = in[0].data;
+    p_.out = out[0].data;
+    launch_pool2d(p_, stream_, sms_);
+  }
+
+ private:
+  PoolParams p_;
+  cudaStream_t stream_;
+  int sms_;
+};
+
+// Slice: the input read through a view with an offset and scaled (maybe negative) strides,
+// by the strided copy kernel of Dimshuffle and Broadcast.
+class SliceKernel final : public Kernel {
+ public:
+  SliceKernel(const CudaBackend& b, EwParams p, i64 offset_bytes)
+      : p_(p), offset_(offset_bytes), stream_(stream_of(b)), sms_(b.device().sm_count) {}
+  void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    p_.in[0] = static_cast<const char*>(in[0].data) + offset_;
+    p_.out = out[0].data;
+    launch_type_convert(p_, stream_, sms_);
+  }
+
+ private:
+  EwParams p_;
+  i64 offset_;
+  cudaStream_t stream_;
+  int sms_;
+};
+
+// Concat: each input is `outer` rows of `row` bytes, placed at a column offset into rows of
+// the output's row bytes: one cudaMemcpy2DAsync per input.
+class ConcatKernel final : public Kernel {
+ public:
+  ConcatKernel(const CudaBackend& b, const Graph& g, const Node& n) : stream_(stream_of(b)) {
+    const Value& out = g.value(n.outputs[0]);
+    const int axis = axis_attr(n, static_cast<int>(out.shape.size()));
+    const size_t es = dtype_size(out.dtype);
+    size_t inner = 1;
+    for (size_t d = axis + 1; d < out.shape.size(); ++d) inner *= static_cast<size_t>(out.shape[d]);
+    outer_ = 1;
+    for (int d = 0; d < axis; ++d) outer_ *= static_cast<size_t>(out.shape[d]);
+    out_row_ = static_cast<size_t>(out.shape[axis]) * inner * es;
+    for (ValueId v : n.inputs)
+      rows_.push_back(static_cast<size_t>(g.value(v).shape[axis]) * inner * es);
+  }
+  void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    size_t at = 0;
+    for (size_t k = 0; k < in.size(); ++k) {
+      if (rows_[k] && outer_ == 1)  // one row (axis 0): no pitch limit to mind
+        cuda_check(cudaMemcpyAsync(static_cast<char*>(out[0].data) + at, in[k].data, rows_[k],
+                                   cudaMemcpyDeviceToDevice, stream_),
+                   "cudaMemcpyAsync (Concat input " + std::to_string(k) + ")");
+      else if (rows_[k] && outer_)
+        cuda_check(cudaMemcpy2DAsync(static_cast<char*>(out[0].data) + at, out_row_, in[k].data,
+                                     rows_[k], rows_[k], outer_, cudaMemcpyDeviceToDevice, stream_),
+                   "cudaMemcpy2DAsync (Concat input " + std::to_string(k) + ")");
+      at += rows_[k];
+    }
+  }
+
+ private:
+  cudaStream_t stream_;
+  size_t outer_ = 1, out_row_ = 0;
+  std::vector<size_t> rows_;
+};
+
+// Gather: an index out of range cannot throw in a kernel; the kernel flags it and run()
+// reads the flag back, so the error names the node as the CPU's does. That read is a
+// synchronisation per run (a few microseconds), the price of not returning garbage.
+class GatherKernel final : public Kernel {
+ public:
+  GatherKernel(CudaBackend& b, GatherParams p, std::string node)
+      : b_(b), p_(p), node_(std::move(node)), stream_(stream_of(b)), sms_(b.device().sm_count) {
+    p_.bad = static_cast<unsigned long long*>(b_.allocator().alloc(2 * sizeof(unsigned long long)));
+  }
+  ~GatherKernel() override { b_.allocator().free(p_.bad); }
+  void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    p_.data = in[0].data;
+    p_.indices = in[1].data;
+    p_.out = out[0].data;
+    cuda_check(cudaMemsetAsync(p_.bad, 0, 2 * sizeof(unsigned long long), stream_),
+               "cudaMemsetAsync (Gather flag)");
+    launch_gather(p_, stream_, sms_);
+    unsigned long long bad[2] = {};
+    cuda_check(cudaMemcpyAsync(bad, p_.bad, sizeof bad, cudaMemcpyDeviceToHost, stream_),
+               "cudaMemcpyAsync (Gather flag)");
+    cuda_check(cudaStreamSynchronize(stream_), node_ + ": Gather");
+    if (bad[0])
+      throw Error(node_ + ": index " + std::to_string(static_cast<long long>(bad[1])) +
+                  " is out of range for an axis of size " + std::to_string(p_.dim));
+  }
+
+ private:
+  CudaBackend& b_;
+  GatherParams p_;
+  std::string node_;
+  cudaStream_t stream_;
+  int sms_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_nn_kernel(CudaBackend& b, const Graph& g, const Node& n) {
+  const Value& in0 = g.value(n.inputs[0]);
+  const Value& out = g.value(n.outputs[0]);
+  const std::string node = describe(n);
+  switch (n.op) {
+    case OpType::Conv: {
+      ConvGeometry geo = conv_geometry(n, in0.shape, g.value(n.inputs[1]).shape);
+      return std::make_unique<ConvKernel>(b, geo, in0.dtype, n.inputs.size() == 3, node);
+    }
+    case OpType::MaxPool:
+    case OpType::AveragePool: {
+      PoolGeometry geo = pool_geometry(n, in0.shape);
+      PoolParams p;
+      p.dtype = in0.dtype;
+      p.max = n.op == OpType::MaxPool;
+      p.count_include_pad = geo.count_include_pad;
+      p.planes = geo.n * geo.c;
+      for (int a = 0; a < 2; ++a) {
+        p.in_size[a] = geo.win.in[a];
+        p.out_size[a] = geo.win.out[a];
+        p.k[a] = geo.win.k[a];
+        p.stride[a] = geo.win.stride[a];
+        p.dilation[a] = geo.win.dilation[a];
+        p.pad_begin[a] = geo.win.pad_begin[a];
+        p.pad_end[a] = geo.win.pad_end[a];
+      }
+      return std::make_unique<PoolKernel>(b, p);
+    }
+    case OpType::Slice: {
+      if (in0.shape.size() > static_cast<size_t>(kMaxRank))
+        throw Error(node + ": rank " + std::to_string(in0.shape.size()) +
+                    " exceeds the CUDA kernels' " + std::to_string(kMaxRank));
+      SliceGeometry geo = slice_geometry(n, in0.shape);
+      TensorView src = contiguous_view(nullptr, in0.dtype, in0.shape);
+      EwParams p;
+      p.nin = 1;
+      p.rank = static_cast<int>(in0.shape.size());
+      p.numel = numel(out.shape);
+      p.in_dtype = p.out_dtype = in0.dtype;
+      i64 offset = 0;
+      for (int d = 0; d < p.rank; ++d) {
+        p.shape[d] = geo.count[d];
+        p.in_strides[0][d] = src.strides[d] * geo.step[d];
+        offset += geo.start[d] * src.strides[d];
+      }
+      return std::make_unique<SliceKernel>(b, p, offset * static_cast<i64>(dtype_size(in0.dtype)));
+    }
+    case OpType::Concat:
+      return std::make_unique<ConcatKernel>(b, g, n);
+    case OpType::Gather: {
+      const Value& idx = g.value(n.inputs[1]);
+      const int axis = axis_attr(n, static_cast<int>(in0.shape.size()));
+      GatherParams p;
+      p.indices_i64 = idx.dtype == DType::I64;
+      p.outer = p.inner = 1;
+      for (int d = 0; d < axis; ++d) p.outer *= in0.shape[d];
+      for (size_t d = axis + 1; d < in0.shape.size(); ++d) p.inner *= in0.shape[d];
+      p.dim = in0.shape[axis];
+      p.count = numel(idx.shape);
+      p.elem_bytes = static_cast<int>(dtype_size(in0.dtype));
+      return std::make_unique<GatherKernel>(b, p, node);
+    }
+    default:
+      throw Error(node + ": not a convolution, pooling or data-movement op");
+  }
+}
+
+}  // namespace hf::cuda
