@@ -1304,9 +1304,10 @@ TEST(CodegenCpp, FlatLoopsVectorise) {
           << " was vectorised";
     }
     ASSERT_TRUE(loop > 0 || !acc_bodies.empty()) << c.name;
-    if (loop > 0)
+    if (loop > 0) {
       EXPECT_TRUE(vectorised.count(loop))
           << c.name << ": the loop at unit.cpp:" << loop << " was not vectorised";
+    }
     ++checked;
   }
   EXPECT_GE(checked, 8);

@@ -720,9 +720,11 @@ TEST(Detect, RowStagesKeepTheEscapeAndCycleRules) {
   const Decision* dy = d.decision_of(node_named(g, "y"));
   ASSERT_TRUE(dy && dy->fused);
   EXPECT_EQ(names(g, dy->nodes), (std::set<std::string>{"s", "q", "y"}));
-  for (const Region& r : d.regions)
-    if (std::find(r.nodes.begin(), r.nodes.end(), node_named(g, "y")) != r.nodes.end())
+  for (const Region& r : d.regions) {
+    if (std::find(r.nodes.begin(), r.nodes.end(), node_named(g, "y")) != r.nodes.end()) {
       EXPECT_EQ(r.row_axis, 1);
+    }
+  }
 }
 
 // ---- kernel reuse ------------------------------------------------------------------------
