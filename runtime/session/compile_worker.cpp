@@ -4,9 +4,14 @@
 
 namespace hf {
 
+CompileWorker::CompileWorker(EnsureKernel ensure, std::function<void(int region)> before_compile)
+    : ensure_(std::move(ensure)),
+      before_compile_(std::move(before_compile)),
+      thread_([this] { loop(); }) {}
+
 CompileWorker::CompileWorker(fusion::CpuKernelCache& cache,
                              std::function<void(int region)> before_compile)
-    : cache_(cache), before_compile_(std::move(before_compile)), thread_([this] { loop(); }) {}
+    : CompileWorker(cpu_kernel_provider(cache).ensure, std::move(before_compile)) {}
 
 CompileWorker::~CompileWorker() {
   {
@@ -61,7 +66,7 @@ void CompileWorker::loop() {
     d.start = std::chrono::steady_clock::now();
     if (before_compile_) before_compile_(job.region);
     try {
-      d.outcome = cache_.ensure(job.spec, job.origin);
+      d.outcome = ensure_(job.spec, job.origin);
     } catch (const std::exception& e) {  // a generator or loader bug must not stop the run
       d.outcome.message = "kernel " + fusion::CpuKernelCache::kernel_name(job.spec) +
                           " could not be generated: " + e.what() + "; its region runs unfused";

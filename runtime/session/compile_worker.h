@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fusion/cpu_kernel_cache.h"
+#include "runtime/session/kernel_provider.h"
 
 namespace hf {
 
@@ -30,8 +31,11 @@ struct CompileDone {
 
 class CompileWorker {
  public:
-  // before_compile: a test hook run on the worker thread before each job (e.g. a sleep,
-  // to stand in for a slow compiler).
+  // ensure: compiles or loads a kernel (any backend's cache, KernelProvider::ensure); called
+  // on the worker thread. before_compile: a test hook run on the worker thread before each
+  // job (e.g. a sleep, to stand in for a slow compiler).
+  explicit CompileWorker(EnsureKernel ensure, std::function<void(int region)> before_compile = {});
+  // The CPU kernel cache's ensure.
   explicit CompileWorker(fusion::CpuKernelCache& cache,
                          std::function<void(int region)> before_compile = {});
   // Lets the job in progress finish, drops the queued ones, joins.
@@ -46,7 +50,7 @@ class CompileWorker {
 
  private:
   void loop();
-  fusion::CpuKernelCache& cache_;
+  EnsureKernel ensure_;
   std::function<void(int)> before_compile_;
   mutable std::mutex mu_;
   std::condition_variable wake_, idle_;

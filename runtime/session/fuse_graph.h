@@ -12,6 +12,7 @@
 #include "fusion/cpu_kernel_cache.h"
 #include "fusion/detect.h"
 #include "runtime/ir/graph.h"
+#include "runtime/session/kernel_provider.h"
 
 namespace hf {
 
@@ -28,10 +29,8 @@ struct FusionResult {
 
 FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level, fusion::CpuKernelCache& cache);
 
-// The same with any kernel cache (the CUDA backend's CudaKernelCache::ensure): `ensure`
-// generates, compiles or loads the kernel of a spec and says how it went.
-using EnsureKernel = std::function<fusion::CompileOutcome(const fusion::KernelSpec& spec,
-                                                          const std::string& origin)>;
+// The same with any kernel cache (the CUDA backend's CudaKernelCache::ensure; EnsureKernel
+// is in kernel_provider.h).
 FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level, const EnsureKernel& ensure);
 
 // Steps one iteration runs: live nodes except Constants (computed when the plan is built).

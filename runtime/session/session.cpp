@@ -4,13 +4,11 @@
 #include <cstdio>
 #include <map>
 
-#include "fusion/codegen_cpp.h"
 #include "profiler/step_times.h"
 #include "runtime/exec/compare.h"
 #include "runtime/ir/error.h"
 #include "runtime/ops/op_table.h"
 #include "runtime/session/compile_worker.h"
-#include "runtime/session/fusing_backend.h"
 
 namespace hf {
 
@@ -70,12 +68,18 @@ struct Session::Running {
 
 Session::Session(const Graph& g, cpu::CpuBackend& backend, fusion::CpuKernelCache& cache,
                  const MachinePeak& machine, SessionOptions options)
+    : Session(g, cpu_session_target(backend, cache), machine, std::move(options)) {}
+
+Session::Session(const Graph& g, SessionTarget target, const MachinePeak& machine,
+                 SessionOptions options)
     : graph_(g),
-      backend_(backend),
-      cache_(cache),
+      target_(std::move(target)),
       machine_(machine),
       options_(std::move(options)),
       start_(Clock::now()) {
+  if (!target_.backend || !target_.make_fusing || !target_.kernels.ensure ||
+      !target_.kernels.cached || !target_.kernels.keep_source)
+    throw Error("Session: the SessionTarget lacks a backend or a kernel cache callback");
   FusedRunHook hook;
   if (options_.after_fused_run)
     hook = [this](uint64_t hash, std::span<const TensorView> out) {
@@ -85,7 +89,7 @@ Session::Session(const Graph& g, cpu::CpuBackend& backend, fusion::CpuKernelCach
           return;
         }
     };
-  fusing_ = std::make_unique<FusingCpuBackend>(backend_, cache_, std::move(hook));
+  fusing_ = target_.make_fusing(std::move(hook));
 
   verify(graph_);
   detection_ = fusion::detect_regions(graph_, options_.detect);
@@ -106,7 +110,7 @@ Session::Session(const Graph& g, cpu::CpuBackend& backend, fusion::CpuKernelCach
   current_ = build({});  // plans it unfused
   kernels_before_ = current_->steps();
   peak_bytes_before_ = current_->exec->plan().buffer_bytes();
-  worker_ = std::make_unique<CompileWorker>(cache_, options_.before_compile);
+  worker_ = std::make_unique<CompileWorker>(target_.kernels.ensure, options_.before_compile);
   phase_ =
       options_.warmup_iters > 0 || options_.warmup_min_s > 0 ? Phase::Warmup : Phase::Profiling;
 }
@@ -327,7 +331,7 @@ void Session::end_profiling() {
     for (ValueId v : k.live_ins) c.io_bytes += bytes(v);
     for (ValueId v : k.outputs) c.io_bytes += bytes(v);
     c.flops = k.flops;
-    c.cached = cache_.cached(k.spec);
+    c.cached = target_.kernels.cached(k.spec);
     rec.selection = select_region(c, iteration_s, machine_, options_.select);
     rec.reason = rec.selection.reason;
     if (!rec.selection.selected) continue;
@@ -373,6 +377,13 @@ void Session::collect_compiles() {
   }
 }
 
+const TensorView& Session::readable(const TensorView& v, HostTensor& copy) const {
+  if (target_.host_memory) return v;
+  copy = HostTensor(v.dtype, v.shape);
+  target_.backend->download(copy.data(), v.data, copy.bytes());
+  return copy.view();
+}
+
 std::span<const TensorView> Session::validate_and_swap(std::span<const TensorView> inputs) {
   std::vector<int> fresh;
   fresh.swap(ready_);
@@ -395,8 +406,9 @@ std::span<const TensorView> Session::validate_and_swap(std::span<const TensorVie
       double worst = 0;
       std::string failure;
       for (ValueId v : kernels_[r].outputs) {
-        const TensorView& e = reference_->exec->plan().observed(v);
-        const TensorView& a = fused->exec->plan().observed(v);
+        HostTensor e_host, a_host;  // downloaded when the plans hold device memory
+        const TensorView& e = readable(reference_->exec->plan().observed(v), e_host);
+        const TensorView& a = readable(fused->exec->plan().observed(v), a_host);
         Mismatch m = compare(e, a, fused_tolerance(e.dtype));
         worst = std::max(worst, m.worst_ratio);
         if (m.index >= 0 && failure.empty()) {
@@ -415,10 +427,7 @@ std::span<const TensorView> Session::validate_and_swap(std::span<const TensorVie
         rec.reverted_at = iter;
         rec.reason = "fused result differs from unfused: " + failure;
         try {  // keep the code that ran wrong, for the bug report
-          std::string file = rec.kernel + ".cpp";
-          auto path = cache_.workdir().write_file(
-              file, fusion::generate_cpp(kernels_[r].spec, rec.kernel, origin_of(r)));
-          cache_.workdir().retain(file);
+          auto path = target_.kernels.keep_source(kernels_[r].spec, origin_of(r));
           rec.reason += "; its source is kept at " + path.string();
         } catch (const Error& e) {
           rec.reason += std::string("; its source could not be kept: ") + e.what();

@@ -33,6 +33,7 @@
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/executor.h"
 #include "runtime/session/selection.h"
+#include "runtime/session/session_target.h"
 
 namespace hf {
 
@@ -49,7 +50,8 @@ struct SessionOptions {
   bool sync_compile = false;  // wait for compiles (deterministic tests and benchmarks)
   SelectionOptions select;
   fusion::DetectOptions detect;
-  // Test hooks: a slow compiler, a wrong or slow kernel (see FusedRunHook).
+  // Test hooks: a slow compiler, a wrong or slow kernel (see FusedRunHook; after_fused_run
+  // is CPU only: a CUDA session refuses it).
   // Record every step of every iteration with its start time (for trace.json); at most
   // trace_max_steps records, then tracing stops.
   bool trace = false;
@@ -118,7 +120,13 @@ struct SessionEvent {
 
 class Session {
  public:
-  // Throws hf::Error when the graph is invalid or has an op the CPU backend cannot run.
+  // Runs on target.backend (the CPU's, or the CUDA backend's: cuda_session_target); inputs
+  // and outputs of run() are in that backend's memory. `machine` is what ops are classified
+  // against (probe_machine on the CPU, cuda_machine_peak on a GPU). Throws hf::Error when
+  // the graph is invalid or has an op the backend cannot run.
+  Session(const Graph& g, SessionTarget target, const MachinePeak& machine,
+          SessionOptions options = {});
+  // On the CPU backend with CpuKernelCache kernels (cpu_session_target).
   Session(const Graph& g, cpu::CpuBackend& backend, fusion::CpuKernelCache& cache,
           const MachinePeak& machine, SessionOptions options = {});
   ~Session();
@@ -158,6 +166,8 @@ class Session {
   void end_profiling();
   void collect_compiles();
   std::span<const TensorView> validate_and_swap(std::span<const TensorView> inputs);
+  // `v` itself in host memory, else its download into `copy`.
+  const TensorView& readable(const TensorView& v, HostTensor& copy) const;
   void end_reprofiling();
   std::vector<int> kept() const;  // regions swapped in and not reverted
   void event(std::string text);
@@ -166,8 +176,7 @@ class Session {
   double since_start(std::chrono::steady_clock::time_point t) const;
 
   const Graph& graph_;
-  cpu::CpuBackend& backend_;
-  fusion::CpuKernelCache& cache_;
+  SessionTarget target_;
   MachinePeak machine_;
   SessionOptions options_;
   std::chrono::steady_clock::time_point start_;

@@ -1,0 +1,16 @@
+#include "runtime/session/session_target.h"
+
+namespace hf {
+
+SessionTarget cpu_session_target(cpu::CpuBackend& backend, fusion::CpuKernelCache& cache) {
+  SessionTarget t;
+  t.backend = &backend;
+  t.kernels = cpu_kernel_provider(cache);
+  t.make_fusing = [&backend, &cache](FusedRunHook hook) -> std::unique_ptr<Backend> {
+    return std::make_unique<FusingCpuBackend>(backend, cache, std::move(hook));
+  };
+  t.host_memory = true;
+  return t;
+}
+
+}  // namespace hf

@@ -1,0 +1,31 @@
+// Where an adaptive Session runs: a backend, the kernel cache its fused kernels come from,
+// and how to make the backend that runs them. cpu_session_target here; the CUDA one is
+// cuda_session_target (fusing_cuda_backend.h).
+#pragma once
+#include <functional>
+#include <memory>
+
+#include "fusion/cpu_kernel_cache.h"
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/exec/backend.h"
+#include "runtime/session/fusing_backend.h"
+#include "runtime/session/kernel_provider.h"
+
+namespace hf {
+
+struct SessionTarget {
+  Backend* backend = nullptr;  // the unfused kernels, memory, copies, sync
+  KernelProvider kernels;
+  // `backend` plus Fused nodes, with kernels from `kernels` (the session makes one). The
+  // hook is SessionOptions::after_fused_run's; a target that cannot call it throws
+  // hf::Error when given one.
+  std::function<std::unique_ptr<Backend>(FusedRunHook hook)> make_fusing;
+  // Whether plan buffers are host memory. When not, validation downloads the live-outs
+  // it compares (Backend::download).
+  bool host_memory = true;
+};
+
+// The CPU backend with CpuKernelCache kernels; both must outlive the session.
+SessionTarget cpu_session_target(cpu::CpuBackend& backend, fusion::CpuKernelCache& cache);
+
+}  // namespace hf

@@ -1,0 +1,142 @@
+// What the adaptive session was refactored onto, tested on the CPU: the kernel-source
+// interface over CpuKernelCache, the compile worker over any EnsureKernel, and a session on
+// a target whose memory is not the host's (validation downloads the live-outs it compares:
+// the CUDA path, exercised here with a backend whose download is memcpy, counted).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <fstream>
+
+#include "fusion/region_spec.h"
+#include "runtime/exec/compare.h"
+#include "runtime/io/graph_json.h"
+#include "runtime/io/random_inputs.h"
+#include "runtime/session/compile_worker.h"
+#include "runtime/session/session.h"
+#include "tests/support/jit_env.h"
+
+namespace hf {
+namespace {
+
+Graph example(const std::string& name) {
+  return read_graph_json(std::string(HF_SOURCE_DIR) + "/traces/graphs/" + name + ".json");
+}
+
+fusion::KernelSpec first_spec(const Graph& g) {
+  fusion::Detection d = fusion::detect_regions(g);
+  EXPECT_FALSE(d.regions.empty());
+  return fusion::build_region_kernel(g, d.regions.at(0)).spec;
+}
+
+TEST(KernelProvider, CpuCacheEnsuresCachesAndKeepsSources) {
+  JitEnv env;
+  KernelProvider k = cpu_kernel_provider(*env.cache);
+  fusion::KernelSpec spec = first_spec(example("gelu_chain"));
+  EXPECT_FALSE(k.cached(spec));
+  fusion::CompileOutcome c = k.ensure(spec, "test");
+  ASSERT_TRUE(c.ok) << c.message;
+  EXPECT_EQ(c.source, fusion::CompileOutcome::Compiled);
+  EXPECT_TRUE(k.cached(spec));
+  EXPECT_NE(env.cache->find(spec.hash()), nullptr);  // what FusingCpuBackend looks up
+  EXPECT_EQ(k.ensure(spec, "test").source, fusion::CompileOutcome::Memory);
+  EXPECT_TRUE(cpu_kernel_provider(*env.fresh_process()).cached(spec));  // on disk
+
+  std::filesystem::path kept = k.keep_source(spec, "graph 'g', nodes: 1:a");
+  EXPECT_EQ(kept.filename(), fusion::CpuKernelCache::kernel_name(spec) + ".cpp");
+  std::ifstream f(kept);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(fusion::CpuKernelCache::kernel_name(spec)), std::string::npos);
+}
+
+TEST(CompileWorker, CompilesThroughAnyEnsureKernelAndSurvivesItsExceptions) {
+  Graph g = example("gelu_chain");
+  fusion::KernelSpec spec = first_spec(g);
+  std::atomic<int> calls{0};
+  CompileWorker worker([&](const fusion::KernelSpec& s, const std::string& origin) {
+    ++calls;
+    if (origin == "throws") throw std::runtime_error("generator bug");
+    fusion::CompileOutcome c;
+    c.ok = s.hash() == spec.hash();
+    c.source = fusion::CompileOutcome::Disk;
+    return c;
+  });
+  worker.submit({{0, spec, "fine", 1}, {1, spec, "throws", 0}});
+  worker.wait_idle();
+  std::vector<CompileDone> done = worker.take_done();
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(done[0].region, 0);  // priority 1 first
+  EXPECT_TRUE(done[0].outcome.ok);
+  EXPECT_EQ(done[0].outcome.source, fusion::CompileOutcome::Disk);
+  EXPECT_FALSE(done[1].outcome.ok);
+  EXPECT_NE(done[1].outcome.message.find("generator bug"), std::string::npos)
+      << done[1].outcome.message;
+  EXPECT_NE(done[1].outcome.message.find("its region runs unfused"), std::string::npos);
+}
+
+// The CPU backend, but its memory treated as a device's: the session must download what
+// it validates (through this backend) instead of reading plan buffers in place.
+class CountingBackend final : public WrappingBackend {
+ public:
+  explicit CountingBackend(Backend& inner) : WrappingBackend(inner) {}
+  std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) override {
+    return inner().make_kernel(g, n);
+  }
+  void download(void* dst, const void* src, size_t bytes) override {
+    ++downloads;
+    WrappingBackend::download(dst, src, bytes);
+  }
+  int downloads = 0;
+};
+
+TEST(SessionTarget, DeviceMemoryTargetValidatesDownloadedLiveOuts) {
+  JitEnv env;
+  Graph g = example("activation_chain");
+  cpu::CpuBackend cpu;
+  CountingBackend counting(cpu);
+  SessionTarget t = cpu_session_target(cpu, *env.cache);
+  t.backend = &counting;
+  t.host_memory = false;
+  SessionOptions o;
+  o.sync_compile = true;
+  o.warmup_min_s = 0;
+  o.select.min_share = 0;
+  o.select.expected_iters = 1'000'000'000;
+  std::vector<HostTensor> in = random_inputs(g, 2);
+  std::vector<TensorView> views;
+  for (const HostTensor& h : in) views.push_back(h.view());
+  std::vector<HostTensor> want;
+  {
+    Executor unfused(g, cpu);
+    for (const TensorView& v : unfused.run(views)) {
+      want.emplace_back(v.dtype, v.shape);
+      std::memcpy(want.back().data(), v.data, want.back().bytes());
+    }
+  }
+  Session s(g, std::move(t), measure_machine(cpu::ThreadPool::global()), o);
+  int validating = 0;
+  for (int i = 0; i < 200 && !s.settled(); ++i) {
+    int before = counting.downloads;
+    std::span<const TensorView> out = s.run(views);
+    if (s.iterations().back().phase == Phase::Validating) {
+      ++validating;
+      EXPECT_GT(counting.downloads, before);  // both sides of every live-out
+    } else {
+      EXPECT_EQ(counting.downloads, before);  // only validation reads plan memory
+    }
+    for (size_t k = 0; k < out.size(); ++k)
+      EXPECT_EQ(compare(want[k].view(), out[k], fused_tolerance(out[k].dtype)).index, -1);
+  }
+  ASSERT_TRUE(s.settled()) << phase_name(s.phase());
+  EXPECT_GT(validating, 0);
+  int validated = 0;
+  for (const RegionRecord& r : s.regions())
+    if (r.swapped_at >= 0) {
+      ++validated;
+      EXPECT_EQ(r.validation.rfind("passed", 0), 0u) << r.validation;
+    }
+  EXPECT_GT(validated, 0);
+}
+
+}  // namespace
+}  // namespace hf
