@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "fusion/codegen_cuda.h"
@@ -149,6 +150,16 @@ fusion::CompileOutcome CudaKernelCache::ensure(const fusion::KernelSpec& spec,
   return {true, fusion::CompileOutcome::Compiled, ms_since(t0), ""};
 }
 
+bool CudaKernelCache::cached(const fusion::KernelSpec& spec) const {
+  {
+    std::lock_guard lock(mu_);
+    if (loaded_.count(spec.hash())) return true;
+  }
+  if (!disk_) return false;
+  std::error_code ec;
+  return std::filesystem::is_regular_file(disk_->entry_path(disk_key(spec)), ec);
+}
+
 std::unique_ptr<Kernel> FusingCudaBackend::make_kernel(const Graph& g, const Node& n) {
   if (n.op != OpType::Fused) return base_.make_kernel(g, n);
   auto* f = dynamic_cast<const fusion::FusedRegion*>(n.payload.get());
@@ -157,6 +168,34 @@ std::unique_ptr<Kernel> FusingCudaBackend::make_kernel(const Graph& g, const Nod
   if (!k)
     throw Error(describe(n) + ": CUDA kernel " + f->kernel.spec.hash_hex() + " is not loaded");
   return std::make_unique<FusedCudaKernel>(n, f->kernel, *k, base_);
+}
+
+SessionTarget cuda_session_target(cuda::CudaBackend& gpu, CudaKernelCache& kernels,
+                                  fusion::Workdir& sources) {
+  SessionTarget t;
+  t.backend = &gpu;
+  // The worker thread loads PTX (cudaLibraryLoadData) while the session's thread launches:
+  // both on device 0, the only one the backend uses, so no cudaSetDevice is needed there.
+  t.kernels.ensure = [&kernels](const fusion::KernelSpec& spec, const std::string& origin) {
+    return kernels.ensure(spec, origin);
+  };
+  t.kernels.cached = [&kernels](const fusion::KernelSpec& spec) { return kernels.cached(spec); };
+  t.kernels.keep_source = [&sources](const fusion::KernelSpec& spec, const std::string& origin) {
+    const std::string name = fusion::CpuKernelCache::kernel_name(spec);
+    const std::string file = name + ".cu";
+    auto path = sources.write_file(file, fusion::generate_cuda(spec, name, origin));
+    sources.retain(file);
+    return path;
+  };
+  t.make_fusing = [&gpu, &kernels](FusedRunHook hook) -> std::unique_ptr<Backend> {
+    if (hook)
+      throw Error(
+          "SessionOptions::after_fused_run is a CPU-only test hook: fused CUDA kernels' outputs "
+          "are device memory");
+    return std::make_unique<FusingCudaBackend>(gpu, kernels);
+  };
+  t.host_memory = false;
+  return t;
 }
 
 }  // namespace hf

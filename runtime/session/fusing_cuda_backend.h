@@ -4,10 +4,13 @@
 // CudaKernelCache::ensure: memory (per device, by spec hash) -> disk (PTX per arch; the key
 // covers the generated source, the arch, NVRTC's identity and options and the embedded
 // headers' digest) -> generate_cuda + compile_ptx, stored on disk. The PTX is loaded with
-// cudaLibraryLoadData (runtime/cuda/ptx_kernel.h). Not used concurrently by the CLI; its
-// maps are guarded anyway.
+// cudaLibraryLoadData (runtime/cuda/ptx_kernel.h). Thread-safe: the adaptive session calls
+// ensure() on its compile worker while iterations look kernels up with find().
+//
+// cuda_session_target: the adaptive Session on the CUDA backend (session_target.h).
 #pragma once
 #if HF_HAVE_CUDA_BACKEND
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,6 +18,7 @@
 #include "fusion/cpu_kernel_cache.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/ptx_kernel.h"
+#include "runtime/session/session_target.h"
 
 namespace hf {
 
@@ -28,6 +32,9 @@ class CudaKernelCache {
 
   fusion::CompileOutcome ensure(const fusion::KernelSpec& spec, const std::string& origin);
   const cuda::PtxKernel* find(uint64_t spec_hash) const;
+  // Whether ensure() would find the kernel loaded or its PTX on disk (no NVRTC compile).
+  // A cheap look, as CpuKernelCache::cached: a corrupt entry found later is rebuilt.
+  bool cached(const fusion::KernelSpec& spec) const;
 
   std::string disk_key(const fusion::KernelSpec& spec) const;
   int ptx_arch() const { return ptx_arch_; }
@@ -40,7 +47,7 @@ class CudaKernelCache {
   std::shared_ptr<fusion::DiskCache> disk_;
   mutable std::mutex mu_;
   std::map<uint64_t, std::unique_ptr<cuda::PtxKernel>> loaded_;
-  int compiles_ = 0, disk_hits_ = 0, memory_hits_ = 0;
+  std::atomic<int> compiles_ = 0, disk_hits_ = 0, memory_hits_ = 0;
 };
 
 class FusingCudaBackend final : public WrappingBackend {
@@ -53,6 +60,13 @@ class FusingCudaBackend final : public WrappingBackend {
   cuda::CudaBackend& base_;
   const CudaKernelCache& kernels_;
 };
+
+// The adaptive Session on `gpu` with `kernels`' NVRTC kernels: validation downloads the
+// live-outs it compares; the CUDA source of a kernel that computed wrong results is kept in
+// `sources` (the JIT work directory). All three must outlive the session.
+// SessionOptions::after_fused_run is not supported (hf::Error).
+SessionTarget cuda_session_target(cuda::CudaBackend& gpu, CudaKernelCache& kernels,
+                                  fusion::Workdir& sources);
 
 }  // namespace hf
 #endif

@@ -1,0 +1,64 @@
+#include "runtime/cuda/device_peak.h"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "runtime/cuda/copy_probe.h"
+#include "runtime/cuda/cuda_backend.h"
+#include "runtime/cuda/cuda_check.h"
+
+namespace hf::cuda {
+
+int fp32_lanes_per_sm(int arch) {
+  return arch <= 80 ? 64 : 128;
+}
+
+double fp32_peak_gflops(int arch, int sm_count, double clock_khz) {
+  return double(sm_count) * fp32_lanes_per_sm(arch) * 2.0 * clock_khz * 1e-6;
+}
+
+namespace {
+
+double launch_floor_us(CudaBackend& b) {
+  cudaStream_t s = static_cast<cudaStream_t>(b.stream());
+  void* p = b.alloc(4);
+  std::vector<double> us;
+  try {
+    for (int i = 0; i <= 50; ++i) {  // the first is a warm-up
+      auto t0 = std::chrono::steady_clock::now();
+      cuda_check(cudaMemsetAsync(p, 0, 4, s), "cudaMemsetAsync");
+      cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+      if (i > 0)
+        us.push_back(
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                .count());
+    }
+  } catch (...) {
+    b.free(p);
+    throw;
+  }
+  b.free(p);
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
+}
+
+}  // namespace
+
+MachinePeak device_peak(CudaBackend& b) {
+  const DeviceStatus& dev = b.device();
+  int khz = 0;
+  // cudaDeviceProp::clockRate is gone in CUDA 13; the attribute is not.
+  cuda_check(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev.device),
+             "cudaDeviceGetAttribute(cudaDevAttrClockRate)");
+  MachinePeak m;
+  m.bandwidth_gbps = d2d_copy_gbps(b);
+  m.gflops = fp32_peak_gflops(dev.arch, dev.sm_count, khz);
+  m.launch_us = launch_floor_us(b);
+  m.threads = dev.sm_count;
+  m.cpu = dev.name + ", sm_" + std::to_string(dev.arch);
+  m.source = "measured on the device";  // each run: ~0.1 s, nothing to cache
+  return m;
+}
+
+}  // namespace hf::cuda

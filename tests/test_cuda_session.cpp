@@ -1,0 +1,215 @@
+// The adaptive Session on the CUDA backend (cuda_session_target): on every example graph it
+// profiles, compiles NVRTC kernels on its worker, validates them against the unfused plan
+// (downloaded live-outs) and swaps them in, and every iteration's outputs match the unfused
+// graph on the device. Needs a GPU (skipped with the runtime's reason otherwise); what runs
+// anywhere: the device FLOP-rate formula, and a CUDA session refusing the CPU-only hook.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include "runtime/exec/compare.h"
+#include "runtime/exec/executor.h"
+#include "runtime/io/graph_json.h"
+#include "runtime/io/random_inputs.h"
+#include "runtime/ir/error.h"
+#include "runtime/session/session.h"
+#include "tests/support/jit_env.h"
+#if HF_HAVE_CUDA_BACKEND
+#include "runtime/cuda/cuda_backend.h"
+#include "runtime/cuda/device_peak.h"
+#include "runtime/session/fusing_cuda_backend.h"
+#endif
+
+namespace hf {
+namespace {
+
+#if HF_HAVE_CUDA_BACKEND
+
+// ---- everywhere ---------------------------------------------------------------------------
+
+TEST(CudaDevicePeak, FlopRateFromSmsLanesAndClock) {
+  EXPECT_EQ(cuda::fp32_lanes_per_sm(80), 64);  // A100
+  EXPECT_EQ(cuda::fp32_lanes_per_sm(89), 128);
+  EXPECT_EQ(cuda::fp32_lanes_per_sm(90), 128);  // H100
+  // H100 SXM: 132 SMs at 1980 MHz: 66.9 TFLOP/s f32, NVIDIA's datasheet figure.
+  EXPECT_NEAR(cuda::fp32_peak_gflops(90, 132, 1'980'000), 66'908, 1);
+}
+
+// ---- with a GPU ---------------------------------------------------------------------------
+
+#define REQUIRE_CUDA_DEVICE()                                             \
+  do {                                                                    \
+    if (!cuda::device_status().usable)                                    \
+      GTEST_SKIP() << "no CUDA device: " << cuda::device_status().reason; \
+  } while (0)
+
+cuda::CudaBackend& gpu() {
+  static cuda::CudaBackend b;
+  return b;
+}
+
+Graph example(const std::string& name) {
+  return read_graph_json(std::string(HF_SOURCE_DIR) + "/traces/graphs/" + name + ".json");
+}
+
+// Host inputs uploaded into device buffers once, freed at the end.
+struct DeviceInputs {
+  std::vector<void*> bufs;
+  std::vector<TensorView> views;
+  explicit DeviceInputs(const std::vector<HostTensor>& host) {
+    for (const HostTensor& t : host) {
+      bufs.push_back(gpu().alloc(t.bytes()));
+      gpu().upload(bufs.back(), t.data(), t.bytes());
+      views.push_back(contiguous_view(bufs.back(), t.dtype(), t.shape()));
+    }
+  }
+  ~DeviceInputs() {
+    for (void* p : bufs) gpu().free(p);
+  }
+};
+
+std::vector<HostTensor> download(std::span<const TensorView> views) {
+  std::vector<HostTensor> out;
+  for (const TensorView& v : views) {
+    out.emplace_back(v.dtype, v.shape);
+    gpu().download(out.back().data(), v.data, out.back().bytes());
+  }
+  return out;
+}
+
+const MachinePeak& device_machine() {
+  static MachinePeak m = cuda::device_peak(gpu());
+  return m;
+}
+
+TEST(CudaSession, DevicePeakIsMeasuredAndPlausible) {
+  REQUIRE_CUDA_DEVICE();
+  const MachinePeak& m = device_machine();
+  std::cout << m.cpu << ": " << m.bandwidth_gbps << " GB/s, " << m.gflops << " GFLOP/s, "
+            << m.launch_us << " us per step\n";
+  EXPECT_GT(m.bandwidth_gbps, 100);  // any sm_90 part copies far faster than a CPU
+  EXPECT_GT(m.gflops, 1000);
+  EXPECT_GT(m.launch_us, 0);
+  EXPECT_LT(m.launch_us, 1000);
+  EXPECT_GT(m.balance(), 1);  // a GPU computes more per byte than elementwise ops need
+}
+
+// Every example: settled with every selected region validated and swapped in at least once
+// (re-profiling may revert a kernel that is not faster), every iteration matching the
+// unfused graph run on the device.
+TEST(CudaSession, EveryExampleSwapsValidatedKernelsAndMatchesUnfused) {
+  REQUIRE_CUDA_DEVICE();
+  const char* const examples[] = {"abc",  "ab_plus_c", "gelu_chain",     "activation_chain",
+                                  "adam", "layernorm", "bias_activation"};
+  int swapped_total = 0, kept_total = 0;
+  for (const char* name : examples) {
+    SCOPED_TRACE(name);
+    JitEnv env;
+    Graph g = example(name);
+    std::vector<HostTensor> host = random_inputs(g, 7);
+    DeviceInputs in(host);
+    std::vector<HostTensor> want;
+    {
+      Executor unfused(g, gpu());
+      want = download(unfused.run(in.views));
+    }
+    const cuda::DeviceStatus& d = cuda::device_status();
+    CudaKernelCache cache(d.device, d.arch, env.disk);
+    SessionOptions o;
+    o.sync_compile = true;
+    o.warmup_min_s = 0;
+    o.select.min_share = 0;  // small graphs: fuse whatever saves anything
+    o.select.expected_iters = 1'000'000'000;
+    Session s(g, cuda_session_target(gpu(), cache, *env.workdir), device_machine(), o);
+    auto expect_matches = [&](std::span<const TensorView> got_views) {
+      std::vector<HostTensor> got = download(got_views);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        Mismatch m = compare(want[i].view(), got[i].view(), fused_tolerance(got[i].dtype()));
+        EXPECT_EQ(m.index, -1) << "iteration " << s.iterations().size() - 1 << " ("
+                               << phase_name(s.iterations().back().phase) << ") output " << i
+                               << " element " << m.index << ": " << m.actual << " vs "
+                               << m.expected;
+      }
+    };
+    auto t0 = std::chrono::steady_clock::now();
+    while (!s.settled()) {
+      expect_matches(s.run(in.views));
+      ASSERT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 120)
+          << "not steady; phase " << phase_name(s.phase());
+    }
+    for (int i = 0; i < 3; ++i) expect_matches(s.run(in.views));
+    int queued = 0;
+    for (const RegionRecord& r : s.regions()) {
+      if (r.state == RegionState::Rejected) continue;
+      ++queued;
+      EXPECT_NE(r.state, RegionState::Failed) << r.reason;
+      EXPECT_EQ(r.validation.rfind("passed", 0), 0u) << r.kernel << ": " << r.validation;
+      EXPECT_GE(r.swapped_at, 0) << r.kernel;
+      swapped_total += r.swapped_at >= 0;
+      kept_total += r.state == RegionState::Swapped;
+    }
+    EXPECT_GT(queued, 0) << "nothing selected on the device";
+    for (const OpRecord& op : s.unfused_ops()) EXPECT_GT(op.cost.seconds, 0) << op.name;
+  }
+  EXPECT_GT(swapped_total, 0);
+  EXPECT_GT(kept_total, 0) << "every fused kernel was reverted as not faster";
+}
+
+// A hot 4-op chain on 2^22 floats: one fused kernel reads 2 and writes 1 array instead of
+// 4 launches moving 11: kept after re-profiling, and the iteration got faster.
+TEST(CudaSession, HotChainIsKeptAndFaster) {
+  REQUIRE_CUDA_DEVICE();
+  JitEnv env;
+  Graph g = parse_graph_json(
+      R"({"format": "hotfuse-graph", "version": 1, "name": "hot", "inputs": [
+           {"name": "x", "dtype": "f32", "shape": [4194304]},
+           {"name": "y", "dtype": "f32", "shape": [4194304]}], "nodes": [
+         {"name": "sq", "op": "Elemwise", "mode": "MUL", "inputs": ["x", "x"], "outputs": ["sq"]},
+         {"name": "sum", "op": "Elemwise", "mode": "ADD", "inputs": ["sq", "y"], "outputs": ["sum"]},
+         {"name": "half", "op": "Elemwise", "mode": "MUL", "inputs": ["sum", "y"], "outputs": ["half"]},
+         {"name": "hot", "op": "Elemwise", "mode": "SUB", "inputs": ["half", "x"], "outputs": ["hot"]}],
+         "outputs": ["hot"]})",
+      "test");
+  std::vector<HostTensor> host = random_inputs(g, 3);
+  DeviceInputs in(host);
+  const cuda::DeviceStatus& d = cuda::device_status();
+  CudaKernelCache cache(d.device, d.arch, env.disk);
+  SessionOptions o;
+  o.sync_compile = true;
+  o.select.expected_iters = 1'000'000'000;  // an uncached compile is charged 500 ms
+  Session s(g, cuda_session_target(gpu(), cache, *env.workdir), device_machine(), o);
+  for (int i = 0; i < 200 && !s.settled(); ++i) s.run(in.views);
+  ASSERT_TRUE(s.settled()) << phase_name(s.phase());
+  for (int i = 0; i < 10; ++i) s.run(in.views);
+  ASSERT_EQ(s.regions().size(), 1u);
+  const RegionRecord& r = s.regions()[0];
+  EXPECT_EQ(r.state, RegionState::Swapped) << r.reason;
+  EXPECT_LT(r.measured_fused_s, r.candidate.unfused_s);
+  EXPECT_EQ(s.kernels_now(), 1);
+  EXPECT_LT(s.median_ms(Phase::Steady), s.median_ms(Phase::Profiling));
+}
+
+TEST(CudaSession, AfterFusedRunHookIsRefused) {
+  REQUIRE_CUDA_DEVICE();
+  JitEnv env;
+  Graph g = example("abc");
+  const cuda::DeviceStatus& d = cuda::device_status();
+  CudaKernelCache cache(d.device, d.arch, nullptr);
+  SessionOptions o;
+  o.after_fused_run = [](int, std::span<const TensorView>) {};
+  EXPECT_THROW(Session(g, cuda_session_target(gpu(), cache, *env.workdir), device_machine(), o),
+               Error);
+}
+
+#else
+
+TEST(CudaSession, NotBuilt) {
+  GTEST_SKIP() << "this build has no CUDA backend (no CUDA toolkit)";
+}
+
+#endif
+
+}  // namespace
+}  // namespace hf
