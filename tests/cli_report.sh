@@ -10,8 +10,9 @@ for level in all static off; do
   "$run" "$root/traces/graphs/adam.json" --iters 3 --warmup 1 --fusion $level \
     --report "$tmp/$level.json" >/dev/null
 done
+# --backend cpu: the CPU session's report, on GPU machines too (auto would pick CUDA there).
 "$run" "$root/traces/graphs/adam.json" --iters 3 --warmup 1 --fusion adaptive --sync-compile \
-  --min-saving 0 --expected-iters 1000000000 --report "$tmp/adaptive.json" >/dev/null
+  --min-saving 0 --expected-iters 1000000000 --backend cpu --report "$tmp/adaptive.json" >/dev/null
 python3 - "$tmp" <<'PY'
 import json, sys
 d = sys.argv[1]

@@ -9,6 +9,15 @@ if [ $rc = 0 ]; then
   out=$("$run" "$graph" --backend auto --fusion all --iters 2 --warmup 1 2>&1) || fail "auto on a GPU: $out"
   echo "$out" | grep -q '^backend auto: using cuda (' || fail "auto did not pick cuda: $out"
   echo "$out" | grep -q 'outputs match unfused' || fail "fused on cuda not checked: $out"
+  # Adaptive fusion (the default) runs on the device too, with cuda or auto.
+  out=$("$run" "$graph" --backend cuda --sync-compile --iters 2 --warmup 1 2>&1) ||
+    fail "--backend cuda --fusion adaptive: $out"
+  echo "$out" | grep -q '^backend cuda: using cuda (' || fail "adaptive on cuda: $out"
+  echo "$out" | grep -q '; cuda .*; adaptive fusion$' || fail "adaptive did not run on cuda: $out"
+  echo "$out" | grep -Eq 'outputs match unfused|^nothing fused' || fail "adaptive on cuda: $out"
+  out=$("$run" "$graph" --backend auto --sync-compile --iters 2 --warmup 1 2>&1) ||
+    fail "auto adaptive on a GPU: $out"
+  echo "$out" | grep -q '^backend auto: using cuda (' || fail "auto adaptive did not pick cuda: $out"
   out=$("$run" --check /nonexistent --backend cuda --fusion off 2>&1); rc=$?
   [ $rc = 2 ] && echo "$out" | grep -q 'nonexistent/model.onnx: no such file' ||
     fail "--check on cuda did not get to reading DIR: $out"
@@ -35,7 +44,12 @@ echo "$out" | grep -q '; cpu, ' || fail "auto did not run on the cpu: $out"
 out=$("$run" --check /nonexistent --backend cuda --fusion off 2>&1); rc=$?
 [ $rc = 2 ] || fail "--check --backend cuda without a usable device: exit $rc, expected 2: $out"
 [ "$out" = "hotfuse-run: --backend cuda: $reason" ] || fail "--check on cuda: unexpected: $out"
-# Adaptive fusion (the default) stays on the CPU, and cuda refuses it with exit code 2.
-"$run" "$graph" --backend cuda --iters 2 --warmup 1 >/dev/null 2>&1; rc=$?
-[ $rc = 2 ] || fail "--backend cuda --fusion adaptive: exit $rc, expected 2"
+# Adaptive fusion (the default): the same refusal on cuda, and auto's one line on the CPU.
+out=$("$run" "$graph" --backend cuda --iters 2 --warmup 1 2>&1); rc=$?
+[ $rc = 2 ] || fail "--backend cuda --fusion adaptive without a device: exit $rc, expected 2: $out"
+[ "$out" = "hotfuse-run: --backend cuda: $reason" ] || fail "adaptive on cuda: unexpected: $out"
+out=$("$run" "$graph" --backend auto --iters 2 --warmup 1 --sync-compile 2>&1) || fail "auto adaptive: $out"
+[ "$(echo "$out" | grep -c '^backend auto: ')" = 1 ] || fail "auto adaptive must say once: $out"
+echo "$out" | grep -qF "backend auto: using cpu ($reason)" || fail "auto adaptive's reason: $out"
+echo "$out" | grep -q '; cpu, .*; adaptive fusion$' || fail "auto adaptive not on the cpu: $out"
 echo "ok (no usable CUDA device: $reason)"

@@ -10,8 +10,10 @@ graph=$root/traces/graphs/adam.json
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# --backend cpu: the adaptive dump of the CPU session, on GPU machines too (auto would pick
+# CUDA there now that the session runs on it).
 small=(--iters 2 --warmup 1 --profile-iters 2 --reprofile-iters 2 --sync-compile
-       --min-saving 0 --expected-iters 1000000000)
+       --min-saving 0 --expected-iters 1000000000 --backend cpu)
 
 have_dot=1
 command -v dot >/dev/null || { have_dot=0; echo "dot (Graphviz) not on PATH: skipping the DOT parse and SVG checks"; }

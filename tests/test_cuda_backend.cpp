@@ -51,26 +51,19 @@ Graph example(const std::string& name) {
 TEST(CudaBackendSelect, AutoFallsBackToCpuWithOneReasonAndCudaIsRefused) {
   std::string why = cuda_unavailable_reason();
   if (why.empty()) GTEST_SKIP() << "a CUDA device is present: the fallback cannot be observed";
-  BackendChoice c = choose_backend("auto", false);
+  BackendChoice c = choose_backend("auto");
   EXPECT_EQ(c.cuda, nullptr);
   EXPECT_EQ(c.line, "backend auto: using cpu (" + why + ")");
   EXPECT_EQ(c.line.find('\n'), std::string::npos);
   try {
-    choose_backend("cuda", false);
+    choose_backend("cuda");
     ADD_FAILURE() << "--backend cuda accepted without a device";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "--backend cuda: " + why);
   }
-  EXPECT_EQ(choose_backend("cpu", false).cuda, nullptr);
-  EXPECT_TRUE(choose_backend("cpu", false).line.empty());
-  EXPECT_THROW(choose_backend("tpu", false), Error);
-}
-
-TEST(CudaBackendSelect, AdaptiveFusionStaysOnTheCpu) {
-  BackendChoice c = choose_backend("auto", true);
-  EXPECT_EQ(c.cuda, nullptr);
-  EXPECT_NE(c.line.find("backend auto: using cpu ("), std::string::npos) << c.line;
-  EXPECT_THROW(choose_backend("cuda", true), Error);
+  EXPECT_EQ(choose_backend("cpu").cuda, nullptr);
+  EXPECT_TRUE(choose_backend("cpu").line.empty());
+  EXPECT_THROW(choose_backend("tpu"), Error);
 }
 
 #if HF_HAVE_CUDA_BACKEND

@@ -17,6 +17,7 @@
 #include "runtime/session/fusing_cuda_backend.h"
 #if HF_HAVE_CUDA_BACKEND
 #include "runtime/cuda/caching_allocator.h"
+#include "runtime/cuda/device_peak.h"
 #endif
 
 namespace hf {
@@ -39,7 +40,7 @@ struct Runner {
 #endif
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Executor> executor;
-  std::unique_ptr<Session> session;
+  std::unique_ptr<Session> session;     // after cuda_kernels: its fused plans use them
   std::shared_ptr<struct DeviceIo> io;  // CUDA: freed before the plan's backend goes
 };
 
@@ -142,14 +143,37 @@ Runner make_runner(const CheckOptions& o, const Graph& g, cpu::CpuBackend& cpu,
   fusion::CpuKernelCache& cache = fusion::CpuKernelCache::process();
   const int before = kernel_count(g);
   if (o.fusion == "adaptive") {
-    if (o.cuda)  // choose_backend refuses this first; kept for other callers
-      throw Error("--fusion adaptive runs on the CPU only so far; use --fusion off, static or all");
-    MachinePeak machine = probe_machine(cpu.pool(), fusion::DiskCache::default_dir());
-    r.session = std::make_unique<Session>(g, cpu, cache, machine, o.session);
+    // On CUDA the session's inputs and outputs are device memory: the data sets go through
+    // DeviceIo, and so does the first one while the session settles on it.
+    std::string where;
+    if (o.cuda) {
+#if HF_HAVE_CUDA_BACKEND
+      auto& gpu = static_cast<cuda::CudaBackend&>(*o.cuda);
+      const cuda::DeviceStatus& dev = gpu.device();
+      r.cuda_kernels =
+          std::make_unique<CudaKernelCache>(dev.device, dev.arch, CudaKernelCache::default_disk());
+      r.session =
+          std::make_unique<Session>(g, cuda_session_target(gpu, *r.cuda_kernels, cache.workdir()),
+                                    cuda::device_peak(gpu), o.session);
+      r.io = std::make_shared<DeviceIo>(gpu, g);
+      Session* s = r.session.get();
+      DeviceIo* io = r.io.get();
+      RunFn device_run = [s](std::span<const TensorView> in) { return s->run(in); };
+      r.run = [io, device_run](std::span<const TensorView> in) { return io->run(device_run, in); };
+      where = ", on cuda (" + dev.name + ")";
+#else
+      throw Error("this build has no CUDA backend");
+#endif
+    } else {
+      MachinePeak machine = probe_machine(cpu.pool(), fusion::DiskCache::default_dir());
+      r.session = std::make_unique<Session>(g, cpu, cache, machine, o.session);
+      Session* s = r.session.get();
+      r.run = [s](std::span<const TensorView> in) { return s->run(in); };
+    }
     std::vector<TensorView> in = views_of(first_inputs);
     auto t0 = std::chrono::steady_clock::now();
     while (!r.session->settled()) {
-      r.session->run(in);
+      r.run(in);
       if (std::chrono::steady_clock::now() - t0 > std::chrono::duration<double>(o.settle_timeout)) {
         std::fprintf(stderr,
                      "hotfuse-run: still %s after %g s (--settle-timeout); checking as it is\n",
@@ -166,8 +190,7 @@ Runner make_runner(const CheckOptions& o, const Graph& g, cpu::CpuBackend& cpu,
     r.plan = "adaptive, settled after " + std::to_string(r.session->iterations().size()) +
              " iterations: " + std::to_string(swapped) + " regions swapped in, kernels " +
              std::to_string(before) + " -> " + std::to_string(r.session->kernels_now());
-    Session* s = r.session.get();
-    r.run = [s](std::span<const TensorView> in) { return s->run(in); };
+    r.plan += where;
     return r;
   }
   auto level = fusion::parse_fusion_level(o.fusion);

@@ -19,7 +19,7 @@ struct CheckOptions {
   int threads = 0;
   SessionOptions session;       // adaptive
   double settle_timeout = 300;  // adaptive: seconds to wait for the session to settle
-  // The CUDA backend (choose_backend's), or null: the CPU. --fusion adaptive needs the CPU.
+  // The CUDA backend (choose_backend's), or null: the CPU. Every --fusion mode runs on both.
   Backend* cuda = nullptr;
 };
 

@@ -37,6 +37,7 @@
 #include "profiler/cupti_profile.h"
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/copy_probe.h"
+#include "runtime/cuda/device_peak.h"
 #endif
 #include "runtime/session/fusing_backend.h"
 #include "runtime/session/session.h"
@@ -222,17 +223,18 @@ SessionOptions session_options(const Options& o) {
   return so;
 }
 
-int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
+// --fusion adaptive on either backend: `views` are in `target`'s backend memory (the
+// host's on the CPU, DeviceInputs on CUDA); outputs are downloaded to compare and save.
+int run_adaptive(const Options& o, const Graph& g, SessionTarget target, const MachinePeak& machine,
                  const std::vector<TensorView>& views, dump::DumpDir* dump_dir,
                  dump::DumpDir* save_dir) {
-  fusion::CpuKernelCache& cache = fusion::CpuKernelCache::process();
-  MachinePeak machine = probe_machine(cpu_backend.pool(), fusion::DiskCache::default_dir());
+  Backend& backend = *target.backend;
   std::printf("machine: %.1f GB/s, %.0f GFLOP/s, %.1f us per launch (%s)\n", machine.bandwidth_gbps,
               machine.gflops, machine.launch_us, machine.source.c_str());
   SessionOptions so = session_options(o);
   so.trace = dump_dir != nullptr;  // trace.json
   so.trace_max_steps = 200000;
-  Session session(g, cpu_backend, cache, machine, so);
+  Session session(g, std::move(target), machine, so);
 
   auto print_events = [&] {
     for (const SessionEvent& e : session.take_events())
@@ -256,7 +258,7 @@ int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
     out = session.run(views);
     print_events();
   }
-  std::vector<HostTensor> fused = copies(cpu_backend, out);
+  std::vector<HostTensor> fused = copies(backend, out);
   if (save_dir) save_outputs(*save_dir, g, fused);
 
   std::cout << "\nunfused profile (" << o.profile_iters << " iterations):\n";
@@ -272,8 +274,8 @@ int run_adaptive(const Options& o, const Graph& g, cpu::CpuBackend& cpu_backend,
               << r.reason << "\n";
 
   // The session validated every swap; check the final outputs end to end as well.
-  Executor reference(g, cpu_backend);
-  double worst = check_outputs(g, copies(cpu_backend, reference.run(views)), fused);
+  Executor reference(g, backend);
+  double worst = check_outputs(g, copies(backend, reference.run(views)), fused);
   double before = session.median_ms(Phase::Profiling);
   double after = session.median_ms(Phase::Steady);
   int kept = 0;
@@ -360,6 +362,26 @@ void print_device_profile(const Graph& g, Backend& b, const cuda::CudaBackend& g
   print_op_table(std::cout, p.rows);
 }
 
+// --backend cuda (or auto on a GPU machine) with --fusion adaptive: the session on the
+// device, its yardsticks measured there (device_peak), NVRTC kernels compiled on its worker.
+int run_cuda_adaptive(const Options& o, const Graph& g, cuda::CudaBackend& gpu,
+                      const std::vector<HostTensor>& inputs, dump::DumpDir* dir,
+                      dump::DumpDir* save) {
+  const cuda::DeviceStatus& dev = gpu.device();
+  std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count()
+            << " nodes; cuda " << dev.name << "; adaptive fusion\n";
+  if (fusion::jit_backend_from_env() == "CPU")  // a bad value throws
+    std::cerr << "hotfuse-run: MGB_JIT_BACKEND=CPU needs the CPU backend; this run is on CUDA, "
+                 "so kernels are generated for NVRTC\n";
+  MachinePeak machine = cuda::device_peak(gpu);
+  DeviceInputs in(gpu, inputs);
+  CudaKernelCache cache(dev.device, dev.arch, CudaKernelCache::default_disk());
+  // Declared after `in` and `cache`: the session (inside run_adaptive) goes first.
+  return run_adaptive(o, g,
+                      cuda_session_target(gpu, cache, fusion::CpuKernelCache::process().workdir()),
+                      machine, in.views, dir, save);
+}
+
 // --backend cuda (or auto on a GPU machine) with --fusion off|static|all: the unfused run
 // on the CUDA backend, then the fused graph with NVRTC kernels, checked against it.
 int run_cuda(const Options& o, const Graph& g, cuda::CudaBackend& gpu, fusion::FusionLevel level,
@@ -426,14 +448,13 @@ int check(const Options& o, Backend* cuda) {
 
 int run(const Options& o) {
   if (!o.check.empty()) {
-    // As a plain run: cuda without a device (or with --fusion adaptive) is exit 2, auto says
-    // which backend it picked.
-    BackendChoice choice = choose_backend(o.backend, o.fusion == "adaptive");
+    // As a plain run: cuda without a device is exit 2, auto says which backend it picked.
+    BackendChoice choice = choose_backend(o.backend);
     if (!choice.line.empty()) std::cout << choice.line << "\n" << std::flush;
     return check(o, choice.cuda.get());
   }
   // Refused before the graph is read: a missing device costs nothing.
-  BackendChoice choice = choose_backend(o.backend, o.fusion == "adaptive");
+  BackendChoice choice = choose_backend(o.backend);
   auto level = fusion::parse_fusion_level(o.fusion == "adaptive" ? "all" : o.fusion);
   Graph g = is_onnx_path(o.graph) ? read_graph_onnx(o.graph) : read_graph_json(o.graph);
   // Checked before anything runs: a refused directory costs nothing.
@@ -447,6 +468,9 @@ int run(const Options& o) {
       o.inputs.empty() ? random_inputs(g, o.seed) : read_graph_inputs(g, o.inputs);
   if (!choice.line.empty()) std::cout << choice.line << "\n";
 #if HF_HAVE_CUDA_BACKEND
+  if (choice.cuda && o.fusion == "adaptive")
+    return run_cuda_adaptive(o, g, static_cast<cuda::CudaBackend&>(*choice.cuda), inputs, dir,
+                             save);
   if (choice.cuda)
     return run_cuda(o, g, static_cast<cuda::CudaBackend&>(*choice.cuda), *level, inputs, dir, save);
 #endif
@@ -461,7 +485,9 @@ int run(const Options& o) {
   if (o.fusion == "adaptive") {
     std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count()
               << " nodes; cpu, " << pool.size() << " threads; adaptive fusion\n";
-    return run_adaptive(o, g, cpu_backend, views, dir, save_dir ? &*save_dir : nullptr);
+    MachinePeak machine = probe_machine(pool, fusion::DiskCache::default_dir());
+    return run_adaptive(o, g, cpu_session_target(cpu_backend, fusion::CpuKernelCache::process()),
+                        machine, views, dir, save_dir ? &*save_dir : nullptr);
   }
 
   std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count()

@@ -16,7 +16,7 @@ std::string cuda_unavailable_reason() {
 #endif
 }
 
-BackendChoice choose_backend(const std::string& requested, bool adaptive) {
+BackendChoice choose_backend(const std::string& requested) {
   BackendChoice c;
   if (requested == "cpu") return c;
   const bool must = requested == "cuda";
@@ -28,9 +28,6 @@ BackendChoice choose_backend(const std::string& requested, bool adaptive) {
     return std::move(c);
   };
   if (std::string why = cuda_unavailable_reason(); !why.empty()) return cpu_because(why);
-  if (adaptive)
-    return cpu_because(
-        "adaptive fusion runs on the CPU only so far; --fusion off, static or all run on cuda");
 #if HF_HAVE_CUDA_BACKEND
   try {
     auto b = std::make_unique<cuda::CudaBackend>();

@@ -14,10 +14,10 @@ struct BackendChoice {
   std::string line;               // for auto: "backend auto: using cpu (<why>)"; else empty
 };
 
-// requested: "auto", "cpu" or "cuda". adaptive: adaptive fusion runs on the CPU only, so
-// auto picks the CPU and cuda is refused. hf::Error (exit code 2 in the CLI) for `cuda`
-// when it cannot be used: "--backend cuda: no CUDA device: <reason>" and the like.
-BackendChoice choose_backend(const std::string& requested, bool adaptive);
+// requested: "auto", "cpu" or "cuda"; every --fusion mode, adaptive included, runs on
+// either. hf::Error (exit code 2 in the CLI) for `cuda` when it cannot be used:
+// "--backend cuda: no CUDA device: <reason>" and the like.
+BackendChoice choose_backend(const std::string& requested);
 
 // Why the CUDA backend cannot be used here ("" when it can): no CUDA backend in this
 // build, or the runtime's reason for having no usable device.
