@@ -1,9 +1,10 @@
-# The adaptive session's threads (the compile worker, the executor, the thread pool) and the
+# The adaptive session's threads (the compile worker, the executor, the thread pool), the
+# session over a SessionTarget (test_session_target: the worker over any EnsureKernel) and the
 # concurrency tests (many sessions in one process, processes sharing one cache) under
 # ThreadSanitizer: in a HOTFUSE_SANITIZE=thread build those suites carry the label `tsan`,
 # and tools/test.sh runs `ctest -L tsan` there.
 if(HOTFUSE_SANITIZE STREQUAL "thread")
-  foreach(suite test_session test_concurrency)
+  foreach(suite test_session test_session_target test_concurrency)
     gtest_discover_tests(${suite} TEST_PREFIX "tsan." DISCOVERY_TIMEOUT 60
                          PROPERTIES LABELS tsan TIMEOUT 600
                          ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 second_deadlock_stack=1")

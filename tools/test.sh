@@ -17,7 +17,7 @@ sanitized_tree() {  # <dir> <sanitizers>
 }
 
 sanitized_tree build-tsan thread
-cmake --build build-tsan -j "$(nproc)" --target test_session test_concurrency hotfuse-run
+cmake --build build-tsan -j "$(nproc)" --target test_session test_session_target test_concurrency hotfuse-run
 ctest --test-dir build-tsan --output-on-failure -L tsan
 
 sanitized_tree build-asan address,undefined
