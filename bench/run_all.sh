@@ -32,6 +32,9 @@ venv=${BENCH_VENV:-$root/build/bench-venv}
 quick=${BENCH_QUICK:-0}
 T0=$(date +%s)
 mkdir -p "$out"
+# Results of an earlier run in the same folder must not leak into this one's tables.
+rm -rf "$out/peers" "$out/jit" "$out/models" "$out/examples"/hf_*.json "$out/examples"/cpp.json \
+  "$out/examples"/stream.txt "$out/tables.md"
 exec > >(tee "$out/run_all.log") 2>&1
 say() { echo "== [$(( $(date +%s) - T0 ))s] $*"; }
 
