@@ -71,6 +71,10 @@ print(f"Machine: {m.get('model', '?')}, {m.get('cpus', '?')} CPUs ({m.get('flags
       f"{', QUICK smoke run' if m.get('quick') == '1' else ''}; duration "
       f"{int(m.get('duration_s', 0)) / 60:.1f} min.")
 print(f"Load: start `{m.get('uptime_start', '?').strip()}`; end `{m.get('uptime_end', '?').strip()}`.")
+steps = re.findall(r"^== \[(\d+)s\] (.*?) \(load ([0-9.]+)\)$", read(f"{out}/run_all.log"), re.M)
+if steps:
+    print("1-minute load average as each step started: " +
+          "; ".join(f"{name.split(':')[0][:40]} {load}" for _, name, load in steps) + ".")
 print()
 
 # ---- STREAM ----------------------------------------------------------------------------------
@@ -244,7 +248,8 @@ else:
         thr = next((p.split(":")[1] for p in parts if p.startswith("threads:")), None)
         key = (kind, graph, thr)
         if b.get("error_occurred"):
-            B[key] = ("n/a (" + b.get("error_message", "error")[:80] + ")", None)
+            msg = b.get("error_message", "error")
+            B[key] = ("n/a (2-D)" if "1-D" in msg else "n/a (" + msg[:80] + ")", None)
             continue
         unit = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b.get("time_unit", "ns")]
         B[key] = (b["real_time"] * unit, b.get("kernels"))
@@ -285,6 +290,19 @@ else:
         over = (f"{u1v / u1k:.3f}" if u1v is not None and u1k else "n/a")
         print(f"| {g} | {hc} | {nv} | {dl} | {u1} ({int(u1k) if u1k else '-'}) | "
               f"{f1} ({int(f1k) if f1k else '-'}) | {u2} / {f2} | {over} |")
+    print()
+
+# The peers' first call (trace + compile) in part 2's runs, for comparison.
+firsts = {}
+for path in sorted(glob.glob(f"{out}/peers/*.json")):
+    for r in (load(path) or {}).get("records", []):
+        if r.get("compile_s") is not None and r["n"] == (1 << SIZES[0]) and r["threads"] == 1:
+            firsts.setdefault(r["tool"], []).append(f"{r['workload']} {r['compile_s'] * 1e3:.0f}")
+if firsts:
+    print(f"For comparison, the peers' first call at 2^{SIZES[0]}, 1 thread (trace + compile "
+          "+ one run, ms; torch.compile with its FX graph cache off and an empty Inductor "
+          "cache dir at the start of the run): " +
+          "; ".join(f"{t}: {', '.join(v)}" for t, v in firsts.items()) + ".")
     print()
 
 wall = {}

@@ -36,7 +36,7 @@ mkdir -p "$out"
 rm -rf "$out/peers" "$out/jit" "$out/models" "$out/examples"/hf_*.json "$out/examples"/cpp.json \
   "$out/examples"/stream.txt "$out/tables.md"
 exec > >(tee "$out/run_all.log") 2>&1
-say() { echo "== [$(( $(date +%s) - T0 ))s] $*"; }
+say() { echo "== [$(( $(date +%s) - T0 ))s] $* (load $(cut -d' ' -f1 /proc/loadavg))"; }
 
 if [ "$quick" = 1 ]; then
   sizes="20" sizes_c="20" iters=5 reps=3 model_reps=1 jit_filter='abc|layernorm|adam'
