@@ -179,6 +179,8 @@ if [ -f "$models/resnet18/model.onnx" ]; then
     "$venv/bin/python" "$root/bench/ort_models.py" "$models" "$out/models/ort.json" --threads 2 \
       --iters $(( quick == 1 ? 10 : 30 )) 2>"$out/models/ort.log" ||
       echo "onnxruntime: $(tail -1 "$out/models/ort.log")" >"$out/models/ort.err"
+  else
+    echo "no venv at $venv: $(tail -1 "$out/venv.txt")" >"$out/models/ort.err"
   fi
   HF_MODELS_OUT=$out/models bash "$root/bench/run_models.sh" "$root/build/hotfuse-run" "$models" \
     $model_reps --threads 2 --backend cpu >"$out/models/table.md" 2>"$out/models/run.log" ||
