@@ -66,7 +66,7 @@ say "venv $venv"
 : >"$out/venv.txt"
 if [ ! -x "$venv/bin/python" ]; then
   /usr/bin/python3 -m venv "$venv" >>"$out/venv.txt" 2>&1 ||
-    echo "venv: python3 -m venv failed (install python3-venv)" >>"$out/venv.txt"
+    echo "venv: python3 -m venv $venv failed (python3-venv missing, or the path is not writable)" >>"$out/venv.txt"
 fi
 pip_ok() { "$venv/bin/python" -c "$1" >/dev/null 2>&1; }
 if [ -x "$venv/bin/python" ]; then
