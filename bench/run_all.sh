@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Issue 9's benchmarks, CPU parts, in ONE command:
 #
-#   bench/run_all.sh [OUTDIR]            (default build/bench-all; ~15-20 min on 2 cores)
-#   BENCH_QUICK=1 bench/run_all.sh DIR   (smoke run: 2^20 only, few repetitions; ~4 min
-#                                         once the venv exists)
+#   bench/run_all.sh [OUTDIR]            (default build/bench-all; 7.5 min on 2 cores at
+#                                         load 3-4, 11 at load 6; +1 min for a new venv)
+#   BENCH_QUICK=1 bench/run_all.sh DIR   (smoke run: 2^20 only, 3 repetitions; 2-3 min)
 #
 # 1. MegEngine's table: a*b*c and a*b+c, --fusion off / static / all / adaptive.
 # 2. The six elementwise workloads vs the peers, same run, same inputs: hotfuse (all,
