@@ -79,6 +79,7 @@ constexpr std::chrono::milliseconds kMinWarmup{200};
 struct Measured {
   double median_ms = 0;
   int kernels = 0;
+  size_t peak_bytes = 0;  // memory the plan allocates (Plan::buffer_bytes)
   std::vector<OpRow> rows;
   std::vector<HostTensor> outputs;  // copies: executor views die with the next run
 };
@@ -113,6 +114,7 @@ Measured measure(const Graph& g, Backend& backend, const std::vector<TensorView>
   Measured m;
   m.median_ms = median_of(iter_s) * 1e3;
   m.kernels = static_cast<int>(exec.plan().steps().size());
+  m.peak_bytes = exec.plan().buffer_bytes();
   m.rows = op_rows(g, exec.plan(), times);
   m.outputs = copies(backend, out);
   return m;
@@ -129,6 +131,8 @@ nlohmann::json report_doc(const Graph& g, const Options& o, const Measured& befo
                   {"speedup", nullptr},
                   {"kernels_before", before.kernels},
                   {"kernels_after", before.kernels},
+                  {"peak_bytes_before", before.peak_bytes},
+                  {"peak_bytes_after", before.peak_bytes},
                   {"compile_ms_total", 0.0},
                   {"cache_hits", 0}};
   json regions = json::array();
@@ -136,6 +140,7 @@ nlohmann::json report_doc(const Graph& g, const Options& o, const Measured& befo
     summary["fused_ms"] = after->median_ms;
     summary["speedup"] = before.median_ms / after->median_ms;
     summary["kernels_after"] = after->kernels;
+    summary["peak_bytes_after"] = after->peak_bytes;
     summary["compile_ms_total"] = fused->compile_ms_total;
     summary["cache_hits"] = fused->cache_hits;
   }
