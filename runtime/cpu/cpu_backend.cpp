@@ -34,13 +34,27 @@ void fill(const TensorView& out, const std::vector<double>& values) {
     double v = values.size() == 1 ? values[0] : values[i];
     char* p = static_cast<char*>(out.data) + i * dtype_size(out.dtype);
     switch (out.dtype) {
-      case DType::F32: *reinterpret_cast<float*>(p) = static_cast<float>(v); break;
-      case DType::F16: *reinterpret_cast<f16*>(p) = to_f16(static_cast<float>(v)); break;
-      case DType::BF16: *reinterpret_cast<bf16*>(p) = to_bf16(static_cast<float>(v)); break;
-      case DType::I32: *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(v); break;
-      case DType::I64: *reinterpret_cast<int64_t*>(p) = static_cast<int64_t>(v); break;
-      case DType::Bool: *reinterpret_cast<uint8_t*>(p) = v != 0; break;
-      case DType::U8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v); break;
+      case DType::F32:
+        *reinterpret_cast<float*>(p) = static_cast<float>(v);
+        break;
+      case DType::F16:
+        *reinterpret_cast<f16*>(p) = to_f16(static_cast<float>(v));
+        break;
+      case DType::BF16:
+        *reinterpret_cast<bf16*>(p) = to_bf16(static_cast<float>(v));
+        break;
+      case DType::I32:
+        *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(v);
+        break;
+      case DType::I64:
+        *reinterpret_cast<int64_t*>(p) = static_cast<int64_t>(v);
+        break;
+      case DType::Bool:
+        *reinterpret_cast<uint8_t*>(p) = v != 0;
+        break;
+      case DType::U8:
+        *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v);
+        break;
     }
   }
 }
@@ -53,8 +67,12 @@ std::unique_ptr<Kernel> CpuBackend::make_nn_kernel(const Graph& g, const Node& n
   switch (n.op) {
     case OpType::Conv: {
       ConvGeometry geo = conv_geometry(n, x, g.value(n.inputs[1]).shape);
-      return std::make_unique<FnKernel>([geo, &pool](auto in, auto out) {
-        conv2d(geo, in[0], in[1], in.size() > 2 ? &in[2] : nullptr, out[0], pool);
+      // A Constant's buffer is written once at plan time and never again (plan.cpp).
+      const NodeId wp = g.value(n.inputs[1]).producer;
+      const bool const_w = wp != kNoNode && g.node(wp).op == OpType::Constant;
+      auto conv = std::make_shared<Conv2d>(geo, pool, g.value(n.inputs[0]).dtype, const_w);
+      return std::make_unique<FnKernel>([conv](auto in, auto out) {
+        conv->run(in[0], in[1], in.size() > 2 ? &in[2] : nullptr, out[0]);
       });
     }
     case OpType::MaxPool:
@@ -85,7 +103,8 @@ std::unique_ptr<Kernel> CpuBackend::make_nn_kernel(const Graph& g, const Node& n
         }
       });
     }
-    default: throw Error(describe(n) + ": not a convolution, pooling or data-movement op");
+    default:
+      throw Error(describe(n) + ": not a convolution, pooling or data-movement op");
   }
 }
 
@@ -154,10 +173,12 @@ std::unique_ptr<Kernel> CpuBackend::make_kernel(const Graph& g, const Node& n) {
     case OpType::AveragePool:
     case OpType::Concat:
     case OpType::Slice:
-    case OpType::Gather: return make_nn_kernel(g, n);
+    case OpType::Gather:
+      return make_nn_kernel(g, n);
     case OpType::Fused:
-      throw Error(describe(n) + ": fused nodes run through the fusion engine's kernels, "
-                                "not the unfused CPU backend");
+      throw Error(describe(n) +
+                  ": fused nodes run through the fusion engine's kernels, "
+                  "not the unfused CPU backend");
   }
   throw Error(describe(n) + ": not supported by the CPU backend");
 }
