@@ -58,6 +58,11 @@ void execute(const dnnl::primitive& p, const memory::desc& scratch_md,
   p.execute(t.stream, args);
 }
 
+float* grow(std::vector<float>& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
+  return v.data();
+}
+
 // A plain 4-D layout with explicit strides (a band of rows of a larger tensor).
 memory::desc strided(memory::dims dims, memory::dims strides) {
   return memory::desc(dims, kF32, strides);
@@ -83,10 +88,10 @@ struct OnednnConv::Impl {
   };
   std::vector<Slice> s;
 
-  // NHWC plan: weights in the primitive's layout, and the NHWC activations of all images.
+  // NHWC plan: weights in the primitive's layout.
   dnnl::reorder wei_reorder;
   memory::desc wei_plain, wei_scratch;
-  std::vector<float> wei_buf, x_nhwc, y_nhwc;
+  std::vector<float> wei_buf;
   const float* wei_cached = nullptr;
   std::vector<float> zero_bias;
   std::mutex mutex;
@@ -194,8 +199,6 @@ struct OnednnConv::Impl {
     wei_reorder = dnnl::reorder(wpd);
     wei_scratch = wpd.scratchpad_desc();
     wei_buf.resize(s[0].wei.get_size() / sizeof(float) + 1);
-    x_nhwc.resize(g.n * in_image());
-    y_nhwc.resize(g.n * out_image());
     nhwc = true;
   }
 
@@ -234,21 +237,26 @@ struct OnednnConv::Impl {
               {{DNNL_ARG_FROM, mem(wei_plain, w)}, {DNNL_ARG_TO, mem(s[0].wei, wei_buf.data())}});
       wei_cached = const_weights ? w : nullptr;
     }
+    // The NHWC activations of all images: the calling thread's, shared by every Conv it runs
+    // (the pool's threads write into it while this thread waits), so a plan holds no copy.
+    thread_local std::vector<float> x_buf, y_buf;
+    float* x_nhwc = grow(x_buf, g.n * in_image());
+    float* y_nhwc = grow(y_buf, g.n * out_image());
     pool.parallel_for(items, 1, [&](int64_t b, int64_t e) {
       for (int64_t it = b; it < e; ++it) {
         const Slice& sl = s[it % per];
         const int64_t n = it / per;
         execute(sl.in, sl.in_scratch,
                 {{DNNL_ARG_FROM, mem(sl.in_src, x + n * in_image() + sl.in_src_off)},
-                 {DNNL_ARG_TO, mem(sl.in_dst, x_nhwc.data() + n * in_image() + sl.in_dst_off)}});
+                 {DNNL_ARG_TO, mem(sl.in_dst, x_nhwc + n * in_image() + sl.in_dst_off)}});
       }
     });
     pool.parallel_for(items, 1, [&](int64_t b, int64_t e) {
       for (int64_t it = b; it < e; ++it) {
         const Slice& sl = s[it % per];
         const int64_t n = it / per;
-        float* yn = y_nhwc.data() + n * out_image();
-        conv_slice(sl, x_nhwc.data() + n * in_image(), wei_buf.data(), bias, yn);
+        float* yn = y_nhwc + n * out_image();
+        conv_slice(sl, x_nhwc + n * in_image(), wei_buf.data(), bias, yn);
         execute(sl.out, sl.out_scratch,
                 {{DNNL_ARG_FROM, mem(sl.out_src, yn + sl.dst_off)},
                  {DNNL_ARG_TO, mem(sl.out_dst, y + n * out_image() + sl.out_dst_off)}});
