@@ -14,6 +14,8 @@
 #include "runtime/cpu/nn_kernels.h"
 
 #if HF_HAVE_DNNL
+#include <omp.h>
+
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
 
@@ -101,7 +103,15 @@ void BM_hotfuse(benchmark::State& st, Layer l, bool im2col) {
 // blocked = false: the primitive reads and writes plain NCHW. blocked = true: oneDNN picks
 // its own activation layout (nChw8c/16c) and the timing includes the reorders from and back
 // to NCHW that a runtime with plain tensors would pay per layer.
+// OMP_NUM_THREADS as the process started: hotfuse's Conv sets OpenMP to one thread on the
+// threads that call it (this one included), so BM_onednn sets it back for its own run.
+const int kOmpThreads = omp_get_max_threads();
+
 void BM_onednn(benchmark::State& st, Layer l, bool blocked) {
+  struct OmpThreads {
+    OmpThreads() { omp_set_num_threads(kOmpThreads); }
+    ~OmpThreads() { omp_set_num_threads(1); }
+  } omp_threads;
   using namespace dnnl;
   using tag = memory::format_tag;
   using dt = memory::data_type;

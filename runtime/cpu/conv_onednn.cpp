@@ -17,11 +17,8 @@ constexpr auto kF32 = memory::data_type::f32;
 
 void onednn_single_threaded() {
   // A per-thread OpenMP setting: oneDNN's parallel sections then run inline on this thread.
-  thread_local bool done = false;
-  if (!done) {
-    omp_set_num_threads(1);
-    done = true;
-  }
+  // Checked on every call (reading it is cheap) in case other code on the thread changed it.
+  if (omp_get_max_threads() != 1) omp_set_num_threads(1);
 }
 
 namespace {

@@ -44,7 +44,7 @@ class OnednnConv {
   std::unique_ptr<Impl> impl_;
 };
 
-// Sets OpenMP to one thread on the calling thread (once per thread): see the file comment.
+// Sets OpenMP to one thread on the calling thread: see the file comment.
 void onednn_single_threaded();
 
 }  // namespace hf::cpu
