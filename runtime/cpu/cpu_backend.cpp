@@ -34,27 +34,13 @@ void fill(const TensorView& out, const std::vector<double>& values) {
     double v = values.size() == 1 ? values[0] : values[i];
     char* p = static_cast<char*>(out.data) + i * dtype_size(out.dtype);
     switch (out.dtype) {
-      case DType::F32:
-        *reinterpret_cast<float*>(p) = static_cast<float>(v);
-        break;
-      case DType::F16:
-        *reinterpret_cast<f16*>(p) = to_f16(static_cast<float>(v));
-        break;
-      case DType::BF16:
-        *reinterpret_cast<bf16*>(p) = to_bf16(static_cast<float>(v));
-        break;
-      case DType::I32:
-        *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(v);
-        break;
-      case DType::I64:
-        *reinterpret_cast<int64_t*>(p) = static_cast<int64_t>(v);
-        break;
-      case DType::Bool:
-        *reinterpret_cast<uint8_t*>(p) = v != 0;
-        break;
-      case DType::U8:
-        *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v);
-        break;
+      case DType::F32: *reinterpret_cast<float*>(p) = static_cast<float>(v); break;
+      case DType::F16: *reinterpret_cast<f16*>(p) = to_f16(static_cast<float>(v)); break;
+      case DType::BF16: *reinterpret_cast<bf16*>(p) = to_bf16(static_cast<float>(v)); break;
+      case DType::I32: *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(v); break;
+      case DType::I64: *reinterpret_cast<int64_t*>(p) = static_cast<int64_t>(v); break;
+      case DType::Bool: *reinterpret_cast<uint8_t*>(p) = v != 0; break;
+      case DType::U8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v); break;
     }
   }
 }
@@ -103,8 +89,7 @@ std::unique_ptr<Kernel> CpuBackend::make_nn_kernel(const Graph& g, const Node& n
         }
       });
     }
-    default:
-      throw Error(describe(n) + ": not a convolution, pooling or data-movement op");
+    default: throw Error(describe(n) + ": not a convolution, pooling or data-movement op");
   }
 }
 
@@ -173,12 +158,10 @@ std::unique_ptr<Kernel> CpuBackend::make_kernel(const Graph& g, const Node& n) {
     case OpType::AveragePool:
     case OpType::Concat:
     case OpType::Slice:
-    case OpType::Gather:
-      return make_nn_kernel(g, n);
+    case OpType::Gather: return make_nn_kernel(g, n);
     case OpType::Fused:
-      throw Error(describe(n) +
-                  ": fused nodes run through the fusion engine's kernels, "
-                  "not the unfused CPU backend");
+      throw Error(describe(n) + ": fused nodes run through the fusion engine's kernels, "
+                                "not the unfused CPU backend");
   }
   throw Error(describe(n) + ": not supported by the CPU backend");
 }
