@@ -11,11 +11,10 @@
 #include <vector>
 
 #include "runtime/cpu/conv_im2col.h"
+#include "runtime/cpu/conv_onednn.h"
 #include "runtime/cpu/nn_kernels.h"
 
 #if HF_HAVE_DNNL
-#include <omp.h>
-
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
 
@@ -105,12 +104,12 @@ void BM_hotfuse(benchmark::State& st, Layer l, bool im2col) {
 // to NCHW that a runtime with plain tensors would pay per layer.
 // OMP_NUM_THREADS as the process started: hotfuse's Conv sets OpenMP to one thread on the
 // threads that call it (this one included), so BM_onednn sets it back for its own run.
-const int kOmpThreads = omp_get_max_threads();
+const int kOmpThreads = hf::cpu::onednn_omp_threads();
 
 void BM_onednn(benchmark::State& st, Layer l, bool blocked) {
   struct OmpThreads {
-    OmpThreads() { omp_set_num_threads(kOmpThreads); }
-    ~OmpThreads() { omp_set_num_threads(1); }
+    OmpThreads() { hf::cpu::onednn_set_omp_threads(kOmpThreads); }
+    ~OmpThreads() { hf::cpu::onednn_set_omp_threads(1); }
   } omp_threads;
   using namespace dnnl;
   using tag = memory::format_tag;

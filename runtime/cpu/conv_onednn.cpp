@@ -1,7 +1,5 @@
 #include "runtime/cpu/conv_onednn.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -14,6 +12,21 @@ namespace hf::cpu {
 using dnnl::memory;
 using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
+
+// The OpenMP API, declared here rather than through the compiler's <omp.h>: these calls must
+// reach the runtime libdnnl uses (libgomp, linked by CMakeLists.txt), whatever the compiler.
+extern "C" {
+int omp_get_max_threads();
+void omp_set_num_threads(int n);
+}
+
+int onednn_omp_threads() {
+  return omp_get_max_threads();
+}
+
+void onednn_set_omp_threads(int n) {
+  omp_set_num_threads(n);
+}
 
 void onednn_single_threaded() {
   // A per-thread OpenMP setting: oneDNN's parallel sections then run inline on this thread.

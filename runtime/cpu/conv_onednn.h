@@ -47,4 +47,9 @@ class OnednnConv {
 // Sets OpenMP to one thread on the calling thread: see the file comment.
 void onednn_single_threaded();
 
+// OpenMP's thread count for parallel sections started on the calling thread, in the OpenMP
+// runtime libdnnl uses (bench/conv_bench times oneDNN's own threading with them).
+int onednn_omp_threads();
+void onednn_set_omp_threads(int n);
+
 }  // namespace hf::cpu
