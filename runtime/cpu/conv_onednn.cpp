@@ -7,18 +7,18 @@
 #include <unordered_map>
 #include <vector>
 
-namespace hf::cpu {
-
-using dnnl::memory;
-using Tag = memory::format_tag;
-constexpr auto kF32 = memory::data_type::f32;
-
 // The OpenMP API, declared here rather than through the compiler's <omp.h>: these calls must
 // reach the runtime libdnnl uses (libgomp, linked by CMakeLists.txt), whatever the compiler.
 extern "C" {
 int omp_get_max_threads();
 void omp_set_num_threads(int n);
 }
+
+namespace hf::cpu {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+constexpr auto kF32 = memory::data_type::f32;
 
 int onednn_omp_threads() {
   return omp_get_max_threads();
@@ -41,7 +41,8 @@ dnnl::engine& engine() {
   return e;
 }
 
-// Scratch for the primitives (user-managed, so no call allocates) and a stream, per thread:
+// Scratch for the primitives (user-managed: no call allocates a scratchpad) and a stream,
+// per thread:
 // a thread runs one slice at a time.
 struct ThreadState {
   dnnl::stream stream{engine()};
