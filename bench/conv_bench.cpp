@@ -1,14 +1,17 @@
-// Conv on the CPU: hotfuse's kernel (im2col + OpenBLAS sgemm, direct depthwise) against
-// oneDNN's convolution primitive (when libdnnl-dev is installed), on the layer shapes of
-// ResNet-18 and MobileNetV2 at 1x3x224x224. Both read and write plain NCHW f32, as the
-// runtime's tensors are; oneDNN's weights are reordered to its preferred layout once,
-// outside the timing. Threads: HOTFUSE_NUM_THREADS for the pool, OPENBLAS_NUM_THREADS for
-// sgemm, OMP_NUM_THREADS for oneDNN; bench/RESULTS.md ("Conv on the CPU") runs it with 2.
+// Conv on the CPU: hotfuse's kernel (oneDNN on the pool, runtime/cpu/conv_onednn.h, made
+// once as at plan time, weights constant), the im2col + OpenBLAS kernel it replaced (and
+// still falls back to), and oneDNN's own OpenMP-threaded convolution primitive, on the layer
+// shapes of ResNet-18 and MobileNetV2 at 1x3x224x224. All read and write plain NCHW f32, as
+// the runtime's tensors are; oneDNN's weights are reordered to its preferred layout once,
+// outside the timing. Threads: HOTFUSE_NUM_THREADS for the pool (hotfuse and im2col),
+// OMP_NUM_THREADS for the onednn_* columns; bench/RESULTS.md ("Conv on the CPU") runs it.
 #include <benchmark/benchmark.h>
 
 #include <random>
 #include <vector>
 
+#include "runtime/cpu/conv_im2col.h"
+#include "runtime/cpu/conv_onednn.h"
 #include "runtime/cpu/nn_kernels.h"
 
 #if HF_HAVE_DNNL
@@ -56,17 +59,8 @@ void set_flops(benchmark::State& st, const Layer& l) {
                                               benchmark::Counter::kIs1000);
 }
 
-void BM_hotfuse(benchmark::State& st, Layer l) {
-  using namespace hf;
-  const int64_t o = out_size(l);
-  std::vector<float> x = random_floats(l.c * l.hw * l.hw),
-                     w = random_floats(l.m * (l.c / l.group) * l.k * l.k), b = random_floats(l.m),
-                     y(l.m * o * o);
-  TensorView xv = contiguous_view(x.data(), DType::F32, {1, l.c, l.hw, l.hw});
-  TensorView wv = contiguous_view(w.data(), DType::F32, {l.m, l.c / l.group, l.k, l.k});
-  TensorView bv = contiguous_view(b.data(), DType::F32, {l.m});
-  TensorView yv = contiguous_view(y.data(), DType::F32, {1, l.m, o, o});
-  ConvGeometry g;
+hf::ConvGeometry geometry(const Layer& l) {
+  hf::ConvGeometry g;
   g.n = 1;
   g.c = l.c;
   g.m = l.m;
@@ -76,10 +70,31 @@ void BM_hotfuse(benchmark::State& st, Layer l) {
     g.win.stride[a] = l.stride;
     g.win.pad_begin[a] = g.win.pad_end[a] = l.pad;
     g.win.in[a] = l.hw;
-    g.win.out[a] = o;
+    g.win.out[a] = out_size(l);
   }
+  return g;
+}
+
+// im2col = true: the im2col + OpenBLAS kernel alone; else the runtime's Conv kernel.
+void BM_hotfuse(benchmark::State& st, Layer l, bool im2col) {
+  using namespace hf;
+  const int64_t o = out_size(l);
+  std::vector<float> x = random_floats(l.c * l.hw * l.hw),
+                     w = random_floats(l.m * (l.c / l.group) * l.k * l.k), b = random_floats(l.m),
+                     y(l.m * o * o);
+  TensorView xv = contiguous_view(x.data(), DType::F32, {1, l.c, l.hw, l.hw});
+  TensorView wv = contiguous_view(w.data(), DType::F32, {l.m, l.c / l.group, l.k, l.k});
+  TensorView bv = contiguous_view(b.data(), DType::F32, {l.m});
+  TensorView yv = contiguous_view(y.data(), DType::F32, {1, l.m, o, o});
+  const ConvGeometry g = geometry(l);
   cpu::ThreadPool& pool = cpu::ThreadPool::global();
-  for (auto _ : st) cpu::conv2d(g, xv, wv, &bv, yv, pool);
+  if (im2col) {
+    for (auto _ : st) cpu::conv2d_im2col_f32(g, x.data(), w.data(), b.data(), y.data(), pool);
+  } else {
+    cpu::Conv2d conv(g, pool, DType::F32, /*const_weights=*/true);
+    for (auto _ : st) conv.run(xv, wv, &bv, yv);
+    st.SetLabel(conv.describe());
+  }
   set_flops(st, l);
 }
 
@@ -87,7 +102,15 @@ void BM_hotfuse(benchmark::State& st, Layer l) {
 // blocked = false: the primitive reads and writes plain NCHW. blocked = true: oneDNN picks
 // its own activation layout (nChw8c/16c) and the timing includes the reorders from and back
 // to NCHW that a runtime with plain tensors would pay per layer.
+// OMP_NUM_THREADS as the process started: hotfuse's Conv sets OpenMP to one thread on the
+// threads that call it (this one included), so BM_onednn sets it back for its own run.
+const int kOmpThreads = hf::cpu::onednn_omp_threads();
+
 void BM_onednn(benchmark::State& st, Layer l, bool blocked) {
+  struct OmpThreads {
+    OmpThreads() { hf::cpu::onednn_set_omp_threads(kOmpThreads); }
+    ~OmpThreads() { hf::cpu::onednn_set_omp_threads(1); }
+  } omp_threads;
   using namespace dnnl;
   using tag = memory::format_tag;
   using dt = memory::data_type;
@@ -130,9 +153,11 @@ void BM_onednn(benchmark::State& st, Layer l, bool blocked) {
 
 int register_all() {
   for (const Layer& l : kLayers) {
-    benchmark::RegisterBenchmark((std::string("hotfuse/") + l.name).c_str(), BM_hotfuse, l)
-        ->Unit(benchmark::kMicrosecond)
-        ->UseRealTime();
+    for (bool im2col : {false, true})
+      benchmark::RegisterBenchmark((std::string(im2col ? "im2col/" : "hotfuse/") + l.name).c_str(),
+                                   BM_hotfuse, l, im2col)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
 #if HF_HAVE_DNNL
     for (bool blocked : {false, true})
       benchmark::RegisterBenchmark(

@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build python3
   nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libopenblas-dev
+  libdnnl-dev  # oneDNN: Conv on the CPU (runtime/cpu/conv_onednn.cpp)
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata  # ONNX backend-test data: the conformance sweep (tests/onnx_conformance.cmake)
   graphviz

@@ -53,8 +53,12 @@ std::unique_ptr<Kernel> CpuBackend::make_nn_kernel(const Graph& g, const Node& n
   switch (n.op) {
     case OpType::Conv: {
       ConvGeometry geo = conv_geometry(n, x, g.value(n.inputs[1]).shape);
-      return std::make_unique<FnKernel>([geo, &pool](auto in, auto out) {
-        conv2d(geo, in[0], in[1], in.size() > 2 ? &in[2] : nullptr, out[0], pool);
+      // A Constant's buffer is written once at plan time and never again (plan.cpp).
+      const NodeId wp = g.value(n.inputs[1]).producer;
+      const bool const_w = wp != kNoNode && g.node(wp).op == OpType::Constant;
+      auto conv = std::make_shared<Conv2d>(geo, pool, g.value(n.inputs[0]).dtype, const_w);
+      return std::make_unique<FnKernel>([conv](auto in, auto out) {
+        conv->run(in[0], in[1], in.size() > 2 ? &in[2] : nullptr, out[0]);
       });
     }
     case OpType::MaxPool:

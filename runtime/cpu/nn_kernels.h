@@ -2,6 +2,7 @@
 // contracts as kernels.h; Conv, the pools and Gather need contiguous inputs and outputs
 // (what the executor's buffers are) and throw std::invalid_argument otherwise.
 #pragma once
+#include <memory>
 #include <span>
 
 #include "runtime/cpu/thread_pool.h"
@@ -10,9 +11,28 @@
 
 namespace hf::cpu {
 
-// out = conv(x, w) + bias (bias may be null). f32 through im2col and OpenBLAS sgemm (a 1x1
-// convolution with stride 1 and no padding reads x in place); depthwise convolutions (one
-// input channel per group) run a direct kernel. f16/bf16 are converted to f32 and back.
+// out = conv(x, w) + bias (bias may be null). f32 through oneDNN on the pool
+// (conv_onednn.h), or im2col + OpenBLAS for a geometry oneDNN refuses; f16/bf16 are
+// converted to f32 and back. A Conv2d is made once per node (at plan time): oneDNN's
+// primitives are built in the constructor, and with const_weights (the weights are a
+// Constant, same address and data on every run) the weights are reordered once.
+class OnednnConv;
+class Conv2d {
+ public:
+  Conv2d(const ConvGeometry& g, ThreadPool& pool, DType dtype, bool const_weights);
+  ~Conv2d();
+  void run(const TensorView& x, const TensorView& w, const TensorView* bias, const TensorView& out);
+  // The implementation taken, e.g. "nhwc brgconv:avx512_core" or "im2col+openblas".
+  const char* describe() const;
+
+ private:
+  void run_f32(const float* x, const float* w, const float* bias, float* y);
+  ConvGeometry g_;
+  ThreadPool& pool_;
+  std::unique_ptr<OnednnConv> onednn_;
+};
+
+// A Conv2d made for one call (its primitives come from oneDNN's primitive cache).
 void conv2d(const ConvGeometry& g, const TensorView& x, const TensorView& w, const TensorView* bias,
             const TensorView& out, ThreadPool& pool);
 

@@ -1,0 +1,318 @@
+#include "runtime/cpu/conv_onednn.h"
+
+#include <algorithm>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+// The OpenMP API, declared here rather than through the compiler's <omp.h>: these calls must
+// reach the runtime libdnnl uses (libgomp, linked by CMakeLists.txt), whatever the compiler.
+extern "C" {
+int omp_get_max_threads();
+void omp_set_num_threads(int n);
+}
+
+namespace hf::cpu {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+constexpr auto kF32 = memory::data_type::f32;
+
+int onednn_omp_threads() {
+  return omp_get_max_threads();
+}
+
+void onednn_set_omp_threads(int n) {
+  omp_set_num_threads(n);
+}
+
+void onednn_single_threaded() {
+  // A per-thread OpenMP setting: oneDNN's parallel sections then run inline on this thread.
+  // Checked on every call (reading it is cheap) in case other code on the thread changed it.
+  if (omp_get_max_threads() != 1) omp_set_num_threads(1);
+}
+
+namespace {
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+// Scratch for the primitives (user-managed: no call allocates a scratchpad) and a stream,
+// per thread:
+// a thread runs one slice at a time.
+struct ThreadState {
+  dnnl::stream stream{engine()};
+  std::vector<char> scratch;
+};
+ThreadState& thread_state() {
+  thread_local ThreadState s;
+  return s;
+}
+
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr a;
+  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
+// Runs a primitive on the calling thread with the thread's scratch buffer.
+void execute(const dnnl::primitive& p, const memory::desc& scratch_md,
+             std::unordered_map<int, memory> args) {
+  onednn_single_threaded();
+  ThreadState& t = thread_state();
+  if (t.scratch.size() < scratch_md.get_size()) t.scratch.resize(scratch_md.get_size());
+  args.emplace(DNNL_ARG_SCRATCHPAD, memory(scratch_md, engine(), t.scratch.data()));
+  p.execute(t.stream, args);
+}
+
+float* grow(std::vector<float>& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
+  return v.data();
+}
+
+// A plain 4-D layout with explicit strides (a band of rows of a larger tensor).
+memory::desc strided(memory::dims dims, memory::dims strides) {
+  return memory::desc(dims, kF32, strides);
+}
+
+}  // namespace
+
+struct OnednnConv::Impl {
+  ConvGeometry g;
+  bool nhwc = false;  // else the NCHW plan (1x1, group 1)
+  bool const_weights = false;
+  std::string info;
+  int slices = 1;
+
+  struct Slice {
+    dnnl::convolution_forward conv;
+    memory::desc src, wei, bias, dst, conv_scratch;
+    int64_t src_off = 0, wei_off = 0, bias_off = 0, dst_off = 0;  // elements, per image 0
+    // NHWC plan: the input band this slice reorders in and its output rows reordered out.
+    dnnl::reorder in, out;
+    memory::desc in_src, in_dst, out_src, out_dst, in_scratch, out_scratch;
+    int64_t in_src_off = 0, in_dst_off = 0, out_dst_off = 0;
+  };
+  std::vector<Slice> s;
+
+  // NHWC plan: weights in the primitive's layout.
+  dnnl::reorder wei_reorder;
+  memory::desc wei_plain, wei_scratch;
+  std::vector<float> wei_buf;
+  const float* wei_cached = nullptr;
+  std::vector<float> zero_bias;
+  std::mutex mutex;
+
+  int64_t in_image() const { return g.c * g.win.in[0] * g.win.in[1]; }
+  int64_t out_image() const { return g.m * g.win.out[0] * g.win.out[1]; }
+  memory::dims wei_dims(int64_t m) const {
+    const Window2d& w = g.win;
+    if (g.group == 1) return {m, g.c, w.k[0], w.k[1]};
+    return {g.group, m / g.group, g.c / g.group, w.k[0], w.k[1]};
+  }
+
+  dnnl::convolution_forward::primitive_desc conv_pd(const memory::desc& src,
+                                                    const memory::desc& wei,
+                                                    const memory::desc& dst, int64_t m,
+                                                    int64_t pad_top, int64_t pad_bottom) const {
+    const Window2d& w = g.win;
+    dnnl::convolution_forward::desc d(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wei,
+        memory::desc({m}, kF32, Tag::x), dst, {w.stride[0], w.stride[1]},
+        {w.dilation[0] - 1, w.dilation[1] - 1}, {pad_top, w.pad_begin[1]},
+        {pad_bottom, w.pad_end[1]});
+    return dnnl::convolution_forward::primitive_desc(d, user_scratchpad(), engine());
+  }
+
+  // Slices of output channels; the primitives read and write dense NCHW / OIHW in place.
+  // Throws when oneDNN wants other layouts (the caller then tries the NHWC plan).
+  void plan_nchw() {
+    const Window2d& w = g.win;
+    const int64_t H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1];
+    const int64_t n = std::min<int64_t>(slices, g.m);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t m0 = g.m * i / n, m1 = g.m * (i + 1) / n;
+      Slice sl;
+      sl.src = memory::desc({1, g.c, H, W}, kF32, Tag::nchw);
+      sl.wei = memory::desc(wei_dims(m1 - m0), kF32, Tag::oihw);
+      sl.dst = memory::desc({1, m1 - m0, OH, OW}, kF32, Tag::nchw);
+      auto pd = conv_pd(sl.src, sl.wei, sl.dst, m1 - m0, w.pad_begin[0], w.pad_end[0]);
+      if (pd.src_desc() != sl.src || pd.weights_desc() != sl.wei || pd.dst_desc() != sl.dst)
+        throw dnnl::error(dnnl_unimplemented, "plain layouts refused");
+      sl.bias = pd.bias_desc();
+      sl.conv_scratch = pd.scratchpad_desc();
+      sl.conv = dnnl::convolution_forward(pd);
+      sl.wei_off = m0 * g.c * w.k[0] * w.k[1];
+      sl.bias_off = m0;
+      sl.dst_off = m0 * OH * OW;
+      info = std::string("nchw ") + pd.impl_info_str();
+      s.push_back(std::move(sl));
+    }
+    nhwc = false;
+  }
+
+  // Bands of output rows, activations in NHWC, weights in the layout oneDNN picks (every
+  // band's primitive is then asked for the first one's, so one reorder serves all).
+  void plan_nhwc() {
+    s.clear();
+    const Window2d& w = g.win;
+    const int64_t C = g.c, M = g.m, H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1];
+    const int64_t n = std::min<int64_t>(slices, std::min(OH, H));
+    memory::desc wei_any(wei_dims(M), kF32, Tag::any);
+    for (int64_t i = 0; i < n; ++i) {
+      Slice sl;
+      // Output rows [r0, r1) read input rows [a, b] of the padded input; [h0, h1) of them
+      // exist, the rest is this band's padding.
+      const int64_t r0 = OH * i / n, r1 = OH * (i + 1) / n;
+      const int64_t a = r0 * w.stride[0] - w.pad_begin[0];
+      const int64_t b = (r1 - 1) * w.stride[0] - w.pad_begin[0] + (w.k[0] - 1) * w.dilation[0];
+      const int64_t h0 = std::max<int64_t>(a, 0), h1 = std::min(b, H - 1) + 1;
+      if (h1 <= h0) throw dnnl::error(dnnl_unimplemented, "a band reads no input row");
+      sl.src = memory::desc({1, C, h1 - h0, W}, kF32, Tag::nhwc);
+      sl.dst = memory::desc({1, M, r1 - r0, OW}, kF32, Tag::nhwc);
+      auto pd = conv_pd(sl.src, i == 0 ? wei_any : s[0].wei, sl.dst, M, h0 - a, b + 1 - h1);
+      if (pd.src_desc() != sl.src || pd.dst_desc() != sl.dst ||
+          (i > 0 && pd.weights_desc() != s[0].wei))
+        throw dnnl::error(dnnl_unimplemented, "NHWC layouts refused");
+      sl.wei = pd.weights_desc();
+      sl.bias = pd.bias_desc();
+      sl.conv_scratch = pd.scratchpad_desc();
+      sl.conv = dnnl::convolution_forward(pd);
+      sl.src_off = h0 * W * C;
+      sl.dst_off = r0 * OW * M;
+      // This slice's share of the input reorder: input rows [q0, q1), disjoint from the
+      // other slices' (the bands above overlap by the window's halo).
+      const int64_t q0 = H * i / n, q1 = H * (i + 1) / n;
+      sl.in_src = strided({1, C, q1 - q0, W}, {C * H * W, H * W, W, 1});
+      sl.in_dst = memory::desc({1, C, q1 - q0, W}, kF32, Tag::nhwc);
+      dnnl::reorder::primitive_desc in_pd(engine(), sl.in_src, engine(), sl.in_dst,
+                                          user_scratchpad());
+      sl.in = dnnl::reorder(in_pd);
+      sl.in_scratch = in_pd.scratchpad_desc();
+      sl.in_src_off = q0 * W;
+      sl.in_dst_off = q0 * W * C;
+      sl.out_src = sl.dst;
+      sl.out_dst = strided({1, M, r1 - r0, OW}, {M * OH * OW, OH * OW, OW, 1});
+      dnnl::reorder::primitive_desc out_pd(engine(), sl.out_src, engine(), sl.out_dst,
+                                           user_scratchpad());
+      sl.out = dnnl::reorder(out_pd);
+      sl.out_scratch = out_pd.scratchpad_desc();
+      sl.out_dst_off = r0 * OW;
+      if (i == 0) info = std::string("nhwc ") + pd.impl_info_str();
+      s.push_back(std::move(sl));
+    }
+    wei_plain = memory::desc(wei_dims(M), kF32, g.group == 1 ? Tag::oihw : Tag::goihw);
+    dnnl::reorder::primitive_desc wpd(engine(), wei_plain, engine(), s[0].wei, user_scratchpad());
+    wei_reorder = dnnl::reorder(wpd);
+    wei_scratch = wpd.scratchpad_desc();
+    wei_buf.resize(s[0].wei.get_size() / sizeof(float) + 1);
+    nhwc = true;
+  }
+
+  memory mem(const memory::desc& d, const float* p) const {
+    return memory(d, engine(), const_cast<float*>(p));
+  }
+
+  void conv_slice(const Slice& sl, const float* x, const float* wei, const float* bias,
+                  float* y) const {
+    execute(sl.conv, sl.conv_scratch,
+            {{DNNL_ARG_SRC, mem(sl.src, x + sl.src_off)},
+             {DNNL_ARG_WEIGHTS, mem(sl.wei, wei + sl.wei_off)},
+             {DNNL_ARG_BIAS, mem(sl.bias, bias + sl.bias_off)},
+             {DNNL_ARG_DST, mem(sl.dst, y + sl.dst_off)}});
+  }
+
+  void run(const float* x, const float* w, const float* bias, float* y, ThreadPool& pool) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!bias) {
+      zero_bias.assign(g.m, 0.0f);
+      bias = zero_bias.data();
+    }
+    const int64_t items = g.n * static_cast<int64_t>(s.size());
+    const int64_t per = static_cast<int64_t>(s.size());
+    if (!nhwc) {
+      pool.parallel_for(items, 1, [&](int64_t b, int64_t e) {
+        for (int64_t it = b; it < e; ++it) {
+          const int64_t n = it / per;
+          conv_slice(s[it % per], x + n * in_image(), w, bias, y + n * out_image());
+        }
+      });
+      return;
+    }
+    if (!const_weights || wei_cached != w) {
+      execute(wei_reorder, wei_scratch,
+              {{DNNL_ARG_FROM, mem(wei_plain, w)}, {DNNL_ARG_TO, mem(s[0].wei, wei_buf.data())}});
+      wei_cached = const_weights ? w : nullptr;
+    }
+    // The NHWC activations of all images: the calling thread's, shared by every Conv it runs
+    // (the pool's threads write into it while this thread waits), so a plan holds no copy.
+    thread_local std::vector<float> x_buf, y_buf;
+    float* x_nhwc = grow(x_buf, g.n * in_image());
+    float* y_nhwc = grow(y_buf, g.n * out_image());
+    pool.parallel_for(items, 1, [&](int64_t b, int64_t e) {
+      for (int64_t it = b; it < e; ++it) {
+        const Slice& sl = s[it % per];
+        const int64_t n = it / per;
+        execute(sl.in, sl.in_scratch,
+                {{DNNL_ARG_FROM, mem(sl.in_src, x + n * in_image() + sl.in_src_off)},
+                 {DNNL_ARG_TO, mem(sl.in_dst, x_nhwc + n * in_image() + sl.in_dst_off)}});
+      }
+    });
+    pool.parallel_for(items, 1, [&](int64_t b, int64_t e) {
+      for (int64_t it = b; it < e; ++it) {
+        const Slice& sl = s[it % per];
+        const int64_t n = it / per;
+        float* yn = y_nhwc + n * out_image();
+        conv_slice(sl, x_nhwc + n * in_image(), wei_buf.data(), bias, yn);
+        execute(sl.out, sl.out_scratch,
+                {{DNNL_ARG_FROM, mem(sl.out_src, yn + sl.dst_off)},
+                 {DNNL_ARG_TO, mem(sl.out_dst, y + n * out_image() + sl.out_dst_off)}});
+      }
+    });
+  }
+};
+
+OnednnConv::OnednnConv(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+OnednnConv::~OnednnConv() = default;
+
+std::unique_ptr<OnednnConv> OnednnConv::create(const ConvGeometry& g, int slices,
+                                               bool const_weights) {
+  if (g.n <= 0 || g.m <= 0 || g.c <= 0 || g.win.out[0] <= 0 || g.win.out[1] <= 0) return nullptr;
+  // Primitives record the thread count they are made for: one, like every call.
+  onednn_single_threaded();
+  auto impl = std::make_unique<Impl>();
+  impl->g = g;
+  impl->slices = std::max(1, slices);
+  impl->const_weights = const_weights;
+  const Window2d& w = g.win;
+  const bool pointwise = w.k[0] == 1 && w.k[1] == 1 && g.group == 1;
+  try {
+    if (pointwise) {
+      try {
+        impl->plan_nchw();
+      } catch (const dnnl::error&) {
+        impl->plan_nhwc();
+      }
+    } else {
+      impl->plan_nhwc();
+    }
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+  return std::unique_ptr<OnednnConv>(new OnednnConv(std::move(impl)));
+}
+
+void OnednnConv::run(const float* x, const float* w, const float* bias, float* y,
+                     ThreadPool& pool) {
+  impl_->run(x, w, bias, y, pool);
+}
+
+const char* OnednnConv::describe() const {
+  return impl_->info.c_str();
+}
+
+}  // namespace hf::cpu

@@ -1,0 +1,55 @@
+// f32 2-D convolution through oneDNN (Debian's libdnnl), run on hotfuse's thread pool.
+//
+// Why not oneDNN's own threads: Debian builds libdnnl with OpenMP, and OpenMP's spinning
+// workers next to the pool's collapsed 10-100x on a loaded 2-core machine (bench/RESULTS.md,
+// "Conv on the CPU"). So every oneDNN call here runs with OpenMP at one thread on the calling
+// thread (no OpenMP team is ever started) and the pool splits the convolution into slices,
+// one single-threaded primitive each: --threads / HOTFUSE_NUM_THREADS stays the one knob.
+//
+// Two plans, both made once per geometry (at plan time), measured in bench/conv_bench:
+//  - 1x1, group 1: plain NCHW in and out (oneDNN's gemm path), each slice a block of output
+//    channels of one image. No reorder of activations or weights.
+//  - everything else: activations in NHWC, oneDNN's fast layout for direct and depthwise
+//    kernels (brgconv, brdgmm). Slices are bands of output rows of one image; the pool first
+//    reorders the input to NHWC band by band, then each slice convolves its band (reading
+//    the rows its window needs) and reorders its rows back to NCHW. Weights are reordered
+//    to the primitive's layout once when they are constant, else on every call.
+#pragma once
+#include <memory>
+
+#include "runtime/cpu/thread_pool.h"
+#include "runtime/ops/nn_geometry.h"
+
+namespace hf::cpu {
+
+class OnednnConv {
+ public:
+  // nullptr when oneDNN cannot run this geometry (the caller keeps its own kernel).
+  // slices: how many pieces to cut each image into (the pool's size).
+  // const_weights: the weights' data and address stay the same for every run.
+  static std::unique_ptr<OnednnConv> create(const ConvGeometry& g, int slices, bool const_weights);
+  ~OnednnConv();
+
+  // y = conv(x, w) + bias (bias may be null); dense NCHW / OIHW f32. Safe to call from
+  // several threads (calls on one object take turns).
+  void run(const float* x, const float* w, const float* bias, float* y, ThreadPool& pool);
+
+  // Which plan was taken and oneDNN's implementation, e.g. "nhwc brgconv:avx512_core".
+  const char* describe() const;
+
+  struct Impl;
+
+ private:
+  explicit OnednnConv(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Sets OpenMP to one thread on the calling thread: see the file comment.
+void onednn_single_threaded();
+
+// OpenMP's thread count for parallel sections started on the calling thread, in the OpenMP
+// runtime libdnnl uses (bench/conv_bench times oneDNN's own threading with them).
+int onednn_omp_threads();
+void onednn_set_omp_threads(int n);
+
+}  // namespace hf::cpu
