@@ -32,6 +32,7 @@
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/session/fusing_cuda_backend.h"
+#include "tests/support/cuda_device.h"
 #endif
 
 namespace hf {
@@ -149,17 +150,6 @@ TEST(Cupti, LoaderDegradesWithAReasonAndNeverCrashes) {
 }
 
 // ---- with a GPU ---------------------------------------------------------------------------
-
-#define REQUIRE_CUDA_DEVICE()                                             \
-  do {                                                                    \
-    if (!cuda::device_status().usable)                                    \
-      GTEST_SKIP() << "no CUDA device: " << cuda::device_status().reason; \
-  } while (0)
-
-cuda::CudaBackend& gpu() {
-  static cuda::CudaBackend b;
-  return b;
-}
 
 // Runs `g` on `b` (device memory: inputs uploaded, outputs downloaded), `iters` times.
 std::vector<HostTensor> run_on_device(const Graph& g, Backend& b, const std::vector<HostTensor>& in,

@@ -21,6 +21,7 @@
 #if HF_HAVE_CUDA_BACKEND
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/cuda_backend.h"
+#include "tests/support/cuda_device.h"
 #endif
 
 namespace hf {
@@ -135,12 +136,6 @@ TEST(CudaAllocatorCap, TheVariableIsAByteCountOrAnErrorNamingIt) {
 }
 
 // ---- with a GPU ---------------------------------------------------------------------------
-
-#define REQUIRE_CUDA_DEVICE()                                             \
-  do {                                                                    \
-    if (!cuda::device_status().usable)                                    \
-      GTEST_SKIP() << "no CUDA device: " << cuda::device_status().reason; \
-  } while (0)
 
 Graph parse(const std::string& text) {
   return parse_graph_json(text, "memory test");

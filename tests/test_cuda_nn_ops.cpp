@@ -22,6 +22,7 @@
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/conv_shape.h"
 #include "runtime/cuda/cuda_backend.h"
+#include "tests/support/cuda_device.h"
 #endif
 
 namespace hf {
@@ -121,17 +122,6 @@ TEST(CudnnConvShape, SizesBeyondIntNameTheNode) {
 }
 
 // ---- with a GPU ---------------------------------------------------------------------------
-
-#define REQUIRE_CUDA_DEVICE()                                             \
-  do {                                                                    \
-    if (!cuda::device_status().usable)                                    \
-      GTEST_SKIP() << "no CUDA device: " << cuda::device_status().reason; \
-  } while (0)
-
-cuda::CudaBackend& gpu() {
-  static cuda::CudaBackend b;
-  return b;
-}
 
 // `g` on the CPU backend and on the GPU (inputs uploaded, outputs downloaded), twice on
 // the same plan; every output within `tol` (default: the device tolerance of the dtype).

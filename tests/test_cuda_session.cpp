@@ -19,6 +19,7 @@
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/device_peak.h"
 #include "runtime/session/fusing_cuda_backend.h"
+#include "tests/support/cuda_device.h"
 #endif
 
 namespace hf {
@@ -37,17 +38,6 @@ TEST(CudaDevicePeak, FlopRateFromSmsLanesAndClock) {
 }
 
 // ---- with a GPU ---------------------------------------------------------------------------
-
-#define REQUIRE_CUDA_DEVICE()                                             \
-  do {                                                                    \
-    if (!cuda::device_status().usable)                                    \
-      GTEST_SKIP() << "no CUDA device: " << cuda::device_status().reason; \
-  } while (0)
-
-cuda::CudaBackend& gpu() {
-  static cuda::CudaBackend b;
-  return b;
-}
 
 Graph example(const std::string& name) {
   return read_graph_json(std::string(HF_SOURCE_DIR) + "/traces/graphs/" + name + ".json");

@@ -1,0 +1,23 @@
+// What the GPU tests share: skipping with the runtime's reason when there is no usable
+// CUDA device, and one backend per test binary (creating a stream and cuBLAS/cuDNN handles
+// per test would dominate their run time).
+#pragma once
+#include <gtest/gtest.h>
+
+#include "runtime/cuda/cuda_backend.h"
+#include "runtime/cuda/device.h"
+
+#define REQUIRE_CUDA_DEVICE()                                                   \
+  do {                                                                          \
+    if (!::hf::cuda::device_status().usable)                                    \
+      GTEST_SKIP() << "no CUDA device: " << ::hf::cuda::device_status().reason; \
+  } while (0)
+
+namespace hf {
+
+inline cuda::CudaBackend& gpu() {
+  static cuda::CudaBackend b;
+  return b;
+}
+
+}  // namespace hf
