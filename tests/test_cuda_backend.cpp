@@ -154,25 +154,18 @@ TEST(Cupti, LoaderDegradesWithAReasonAndNeverCrashes) {
 // Runs `g` on `b` (device memory: inputs uploaded, outputs downloaded), `iters` times.
 std::vector<HostTensor> run_on_device(const Graph& g, Backend& b, const std::vector<HostTensor>& in,
                                       int iters = 1) {
-  std::vector<void*> bufs;
-  std::vector<TensorView> views;
-  for (const HostTensor& t : in) {
-    bufs.push_back(b.alloc(t.bytes()));
-    b.upload(bufs.back(), t.data(), t.bytes());
-    views.push_back(contiguous_view(bufs.back(), t.dtype(), t.shape()));
-  }
+  DeviceInputs dev(b, in);
   std::vector<HostTensor> out;
   {
     Executor exec(g, b);
     std::span<const TensorView> res;
-    for (int i = 0; i < iters; ++i) res = exec.run(views);
+    for (int i = 0; i < iters; ++i) res = exec.run(dev.views);
     for (const TensorView& v : res) {
       HostTensor h(v.dtype, v.shape);
       b.download(h.data(), v.data, h.bytes());
       out.push_back(std::move(h));
     }
   }
-  for (void* p : bufs) b.free(p);
   return out;
 }
 
@@ -403,15 +396,8 @@ TEST(Cupti, RecordsMapToTheNodesThatLaunchedThem) {
   REQUIRE_CUDA_DEVICE();
   Graph g = example("activation_chain");
   std::vector<HostTensor> host = random_inputs(g, 1);
-  std::vector<void*> bufs;
-  std::vector<TensorView> in;
-  for (const HostTensor& t : host) {
-    bufs.push_back(gpu().alloc(t.bytes()));
-    gpu().upload(bufs.back(), t.data(), t.bytes());
-    in.push_back(contiguous_view(bufs.back(), t.dtype(), t.shape()));
-  }
-  cuda::CuptiProfile p = cuda::profile_with_cupti(g, gpu(), gpu(), in, 5);
-  for (void* b : bufs) gpu().free(b);
+  DeviceInputs in(gpu(), host);
+  cuda::CuptiProfile p = cuda::profile_with_cupti(g, gpu(), gpu(), in.views, 5);
   // The fallback must time every step too.
   for (const OpRow& r : p.rows) EXPECT_GT(r.seconds, 0) << r.node << " has no device time";
   if (!p.cupti) GTEST_SKIP() << "CUPTI unavailable here (CUDA events timed it): " << p.why_not;

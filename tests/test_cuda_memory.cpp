@@ -192,24 +192,17 @@ TEST(CudaDeviceMemory, ConvWithoutRoomForItsWorkspaceRunsALeanerAlgorithm) {
   const std::string cap = std::to_string(need + 4 * kKiB);
   ScopedEnv env("HOTFUSE_CUDA_MAX_BYTES", cap.c_str());
   cuda::CudaBackend b;
-  std::vector<void*> bufs;
-  std::vector<TensorView> dev;
-  for (const HostTensor& t : in) {
-    bufs.push_back(b.alloc(t.bytes()));
-    b.upload(bufs.back(), t.data(), t.bytes());
-    dev.push_back(contiguous_view(bufs.back(), t.dtype(), t.shape()));
-  }
+  DeviceInputs dev(b, in);
   {
     Executor e(g, b);  // the stderr line names the node when the preferred one did not fit
     EXPECT_LE(b.allocator().live_bytes(), need + 4 * kKiB);
-    auto out = e.run(dev);
+    auto out = e.run(dev.views);
     HostTensor got(out[0].dtype, out[0].shape);
     b.download(got.data(), out[0].data, got.bytes());
     Mismatch m = compare(want[0].view(), got.view(), Tolerance{1e-4, 1e-4});
     EXPECT_EQ(m.index, -1) << "element " << m.index << ": cpu " << m.expected << ", cuda "
                            << m.actual;
   }
-  for (void* p : bufs) b.free(p);
 }
 
 #else

@@ -132,17 +132,11 @@ void expect_cuda_matches_cpu(const Graph& g, Tolerance tol, uint64_t seed = 7) {
   Executor cpu_exec(g, cpu_backend);
   std::vector<HostTensor> want = copies(cpu_exec.run(views(in)));
   cuda::CudaBackend& b = gpu();
-  std::vector<void*> bufs;
-  std::vector<TensorView> dev;
-  for (const HostTensor& t : in) {
-    bufs.push_back(b.alloc(t.bytes()));
-    b.upload(bufs.back(), t.data(), t.bytes());
-    dev.push_back(contiguous_view(bufs.back(), t.dtype(), t.shape()));
-  }
+  DeviceInputs dev(b, in);
   {
     Executor exec(g, b);
     for (int iter = 0; iter < 2; ++iter) {
-      std::span<const TensorView> res = exec.run(dev);
+      std::span<const TensorView> res = exec.run(dev.views);
       b.sync();
       ASSERT_EQ(res.size(), want.size());
       for (size_t i = 0; i < res.size(); ++i) {
@@ -154,7 +148,6 @@ void expect_cuda_matches_cpu(const Graph& g, Tolerance tol, uint64_t seed = 7) {
       }
     }
   }
-  for (void* p : bufs) b.free(p);
 }
 
 Tolerance conv_tolerance(const char* dtype) {

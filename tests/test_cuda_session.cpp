@@ -43,22 +43,6 @@ Graph example(const std::string& name) {
   return read_graph_json(std::string(HF_SOURCE_DIR) + "/traces/graphs/" + name + ".json");
 }
 
-// Host inputs uploaded into device buffers once, freed at the end.
-struct DeviceInputs {
-  std::vector<void*> bufs;
-  std::vector<TensorView> views;
-  explicit DeviceInputs(const std::vector<HostTensor>& host) {
-    for (const HostTensor& t : host) {
-      bufs.push_back(gpu().alloc(t.bytes()));
-      gpu().upload(bufs.back(), t.data(), t.bytes());
-      views.push_back(contiguous_view(bufs.back(), t.dtype(), t.shape()));
-    }
-  }
-  ~DeviceInputs() {
-    for (void* p : bufs) gpu().free(p);
-  }
-};
-
 std::vector<HostTensor> download(std::span<const TensorView> views) {
   std::vector<HostTensor> out;
   for (const TensorView& v : views) {
@@ -98,7 +82,7 @@ TEST(CudaSession, EveryExampleSwapsValidatedKernelsAndMatchesUnfused) {
     JitEnv env;
     Graph g = example(name);
     std::vector<HostTensor> host = random_inputs(g, 7);
-    DeviceInputs in(host);
+    DeviceInputs in(gpu(), host);
     std::vector<HostTensor> want;
     {
       Executor unfused(g, gpu());
@@ -163,7 +147,7 @@ TEST(CudaSession, HotChainIsKeptAndFaster) {
          "outputs": ["hot"]})",
       "test");
   std::vector<HostTensor> host = random_inputs(g, 3);
-  DeviceInputs in(host);
+  DeviceInputs in(gpu(), host);
   const cuda::DeviceStatus& d = cuda::device_status();
   CudaKernelCache cache(d.device, d.arch, env.disk);
   SessionOptions o;

@@ -24,6 +24,7 @@
 #include "profiler/step_times.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/compare.h"
+#include "runtime/exec/device_inputs.h"
 #include "runtime/exec/executor.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/onnx_import.h"
@@ -328,23 +329,6 @@ int finish_fused(const Options& o, const Graph& g, const Measured& before, const
 }
 
 #if HF_HAVE_CUDA_BACKEND
-// Graph inputs copied into the CUDA backend's memory once: iterations time kernels only.
-struct DeviceInputs {
-  Backend& backend;
-  std::vector<void*> buffers;
-  std::vector<TensorView> views;
-  DeviceInputs(Backend& b, const std::vector<HostTensor>& host) : backend(b) {
-    for (const HostTensor& t : host) {
-      buffers.push_back(b.alloc(t.bytes()));
-      b.upload(buffers.back(), t.data(), t.bytes());
-      views.push_back(contiguous_view(buffers.back(), t.dtype(), t.shape()));
-    }
-  }
-  ~DeviceInputs() {
-    for (void* p : buffers) backend.free(p);
-  }
-};
-
 // Device time per op from CUPTI, and the cost of recording it; without CUPTI one warning
 // and CUDA-event timing around every step instead.
 void print_device_profile(const Graph& g, Backend& b, const cuda::CudaBackend& gpu,

@@ -6,6 +6,7 @@
 
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/device.h"
+#include "runtime/exec/device_inputs.h"
 
 #define REQUIRE_CUDA_DEVICE()                                                   \
   do {                                                                          \
