@@ -7,7 +7,8 @@
 # median over rounds, is what to quote.
 #
 # Usage (Debian's python3, which has numpy):
-#   /usr/bin/python3 bench/peer_ratio.py gelu_chain|layernorm [ROUNDS] [WORKDIR]
+#   /usr/bin/python3 bench/peer_ratio.py gelu_chain|activation_chain|layernorm [ROUNDS] [WORKDIR]
+# Environment: HF_RATIO_THREADS (default 2).
 import ctypes, json, os, statistics, subprocess, sys, time
 
 import numpy as np
@@ -28,13 +29,18 @@ subprocess.run([sys.executable,
 lib = ctypes.CDLL(lib_path)
 P, L, I, F = ctypes.c_void_p, ctypes.c_long, ctypes.c_int, ctypes.c_float
 lib.w3.argtypes = [P, P, L, I]
+lib.w4.argtypes = [P, P, L, I]
 lib.w6.argtypes = [P, P, P, P, L, L, F, I]
-n, nt, D = 1 << 24, 2, 1024
+n, nt, D = 1 << 24, int(os.environ.get("HF_RATIO_THREADS", "2")), 1024
 rng = np.random.default_rng(1)
 if which == "gelu_chain":
     x = rng.uniform(-3, 3, n).astype(np.float32)
     y = np.empty_like(x)
     call = lambda: lib.w3(x.ctypes.data, y.ctypes.data, n, nt)
+elif which == "activation_chain":
+    x = rng.uniform(-4, 4, n).astype(np.float32)
+    y = np.empty_like(x)
+    call = lambda: lib.w4(x.ctypes.data, y.ctypes.data, n, nt)
 elif which == "layernorm":
     x = rng.uniform(-2, 2, n).astype(np.float32)
     w = rng.uniform(0.5, 1.5, D).astype(np.float32)
@@ -43,7 +49,7 @@ elif which == "layernorm":
     call = lambda: lib.w6(x.ctypes.data, w.ctypes.data, b.ctypes.data, y.ctypes.data, n // D, D,
                           1e-5, nt)
 else:
-    sys.exit("workload: gelu_chain or layernorm")
+    sys.exit("workload: gelu_chain, activation_chain or layernorm")
 
 
 def peer_ms():
@@ -60,7 +66,7 @@ def peer_ms():
 def hotfuse_ms():
     rep = os.path.join(work, "report.json")
     subprocess.run([os.path.join(root, "build", "hotfuse-run"),
-                    os.path.join(work, "graphs", which + ".json"), "--threads", "2", "--iters",
+                    os.path.join(work, "graphs", which + ".json"), "--threads", str(nt), "--iters",
                     "15", "--warmup", "2", "--fusion", "all", "--report", rep],
                    check=True, stdout=subprocess.DEVNULL)
     s = json.load(open(rep))["summary"]

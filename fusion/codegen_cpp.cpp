@@ -146,10 +146,49 @@ std::string unrounded_value(const KernelSpec& s, int i) {
   }
 }
 
+// Whether expression j is an f32 product whose one use can take it into an fma.
+bool contractible_product(const KernelSpec& s, int j) {
+  const SpecExpr& m = s.exprs[static_cast<size_t>(j)];
+  if (m.kind != ExprKind::Elemwise || m.mode != Mode::MUL || m.dtype != DType::F32) return false;
+  int uses = 0;
+  for (const SpecExpr& e : s.exprs)
+    for (int a : e.args) uses += a == j;
+  for (const SpecOutput& o : s.outputs) uses += o.expr == j;
+  if (s.reduce && s.reduce->expr == j) ++uses;
+  return uses == 1;
+}
+
+// f32 a*b + c and a*b - c as one fma (vm::fmadd), where a*b has no other use. Kernels are
+// compiled with -ffp-contract=off (docs/math.md), so the compiler fuses nothing itself and
+// every copy of a loop (vector body, scalar remainder) rounds alike; this is the contraction
+// it would have done. Not in row-stage kernels, whose per-row values live in other scopes.
+std::string contracted(const KernelSpec& s, const SpecExpr& e) {
+  if (e.kind != ExprKind::Elemwise || e.dtype != DType::F32 || s.row_stages()) return "";
+  if (e.mode != Mode::ADD && e.mode != Mode::SUB) return "";
+  auto product = [&](int j) {
+    const SpecExpr& m = s.exprs[static_cast<size_t>(e.args[j])];
+    return std::pair{"e" + num(m.args[0]), "e" + num(m.args[1])};
+  };
+  const std::string x = "e" + num(e.args[0]), y = "e" + num(e.args[1]);
+  auto fma = [](const std::string& a, const std::string& b, const std::string& c) {
+    return "::hf::vm::fmadd(" + a + ", " + b + ", " + c + ")";
+  };
+  if (contractible_product(s, e.args[0])) {
+    auto [a, b] = product(0);
+    return fma(a, b, e.mode == Mode::ADD ? y : "-" + y);
+  }
+  if (contractible_product(s, e.args[1])) {
+    auto [a, b] = product(1);
+    return e.mode == Mode::ADD ? fma(a, b, x) : fma("-" + a, b, x);
+  }
+  return "";
+}
+
 std::string expr_value(const KernelSpec& s, int i) {
   const SpecExpr& e = s.exprs[static_cast<size_t>(i)];
   auto arg = [&](int j) { return "e" + num(e.args[j]); };
   auto arg_dtype = [&](int j) { return s.exprs[static_cast<size_t>(e.args[j])].dtype; };
+  if (std::string fused = contracted(s, e); !fused.empty()) return fused;
   switch (e.kind) {
     case ExprKind::Input: {
       const DType in = s.inputs[static_cast<size_t>(e.input)].dtype;

@@ -1,4 +1,4 @@
-// KernelSpec -> C++ source for the host compiler (-O3 -march=native -fno-math-errno, built
+// KernelSpec -> C++ source for the host compiler (fusion/host_compiler.h gives the flags; built
 // into a .so and loaded with dlopen). docs/codegen.md shows what comes out.
 //
 // The kernel follows fusion/kernel_abi.h:

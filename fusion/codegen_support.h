@@ -12,13 +12,14 @@
 #include "runtime/ops/hd.h"
 #include "runtime/ops/scalar_math.h"
 
-// On the element loops of generated host code. Without it GCC 12 leaves many fused chains
-// scalar: when a select such as RELU's x <= 0 ? 0 : x is followed by more math, jump
-// threading copies that math into both arms, and with trapping math (the default)
-// if-conversion will not speculate it back ("control flow in loop"). Assuming no trapping
-// changes no value computed here; it only lets the float ops run unconditionally.
+// On the element loops of generated host code: the two kernel flags that keep GCC 12's
+// selects vectorisable (docs/math.md), so that a loop vectorises whatever flags compile it.
+// When a select such as RELU's x <= 0 ? 0 : x is followed by more math, jump threading copies
+// that math into both arms, and with trapping math (the default) if-conversion will not
+// speculate it back ("control flow in loop"); PRE splits a select with a constant arm into
+// paths whose boolean phis the vectoriser rejects. Neither flag changes a value computed here.
 #if !HF_DEVICE_CODE && defined(__GNUC__) && !defined(__clang__)
-#define HF_VECTOR_LOOP __attribute__((optimize("no-trapping-math")))
+#define HF_VECTOR_LOOP __attribute__((optimize("no-trapping-math", "no-tree-pre")))
 #else
 #define HF_VECTOR_LOOP
 #endif

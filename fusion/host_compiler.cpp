@@ -63,8 +63,15 @@ std::string host_compiler_path() {
 }
 
 const std::vector<std::string>& host_compile_flags() {
-  static const std::vector<std::string> flags = {"-std=c++20",      "-O3",   "-march=native",
-                                                 "-fno-math-errno", "-fPIC", "-shared"};
+  static const std::vector<std::string> flags = {"-std=c++20",
+                                                 "-O3",
+                                                 "-march=native",
+                                                 "-fno-math-errno",
+                                                 "-fno-trapping-math",
+                                                 "-fno-tree-pre",
+                                                 "-ffp-contract=off",
+                                                 "-fPIC",
+                                                 "-shared"};
   return flags;
 }
 
@@ -143,9 +150,9 @@ HostCompileResult compile_host_library(const std::string& source, const std::str
     std::error_code ec;
     // The compiler creates its output with the umask's mode (often 0755); everything in the
     // work directory is private (0600: dlopen needs no execute bit).
-    std::filesystem::permissions(workdir.path() / tmp_so,
-                                 std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
-                                 ec);
+    std::filesystem::permissions(
+        workdir.path() / tmp_so,
+        std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
     if (!ec) std::filesystem::rename(workdir.path() / tmp_so, workdir.path() / so, ec);
     if (ec) {
       r.log += "cannot rename the output to " + so + ": " + ec.message() + "\n";

@@ -20,7 +20,8 @@ struct HostCompileResult {
 };
 
 // Writes <name>.cpp and <name>.log into the workdir and compiles <name>.so with
-//   <cxx> -std=c++20 -O3 -march=native -fno-math-errno -fPIC -shared -I<include_dir> ...
+//   <cxx> -std=c++20 -O3 -march=native -fno-math-errno -fno-trapping-math -fno-tree-pre -fPIC
+//   -shared -I<include_dir> ...
 // `name`: letters, digits, '_', '-', '.', not starting with '.'. A failure's source and log
 // are retained in the workdir even without MGB_JIT_KEEP_INTERM. Thread-safe.
 HostCompileResult compile_host_library(const std::string& source, const std::string& name,

@@ -1087,7 +1087,9 @@ struct Library {
 // would otherwise be compiled once per TEST.
 void compile_cpp(const std::string& source, Library& lib, bool opt_info = false,
                  bool cache = false) {
-  std::string flags = "-std=c++20 -O3 -march=native -fno-math-errno -fPIC -shared";
+  std::string flags =
+      "-std=c++20 -O3 -march=native -fno-math-errno -fno-trapping-math -fno-tree-pre "
+      "-ffp-contract=off -fPIC -shared";
   if (opt_info) flags += " -fopt-info-vec-optimized";
   const auto headers = kernel_headers();
   uint64_t key = fnv1a(source);
@@ -1144,7 +1146,8 @@ void compile_cpp(const std::string& source, Library& lib, bool opt_info = false,
 }
 
 // Runs kernel `fn` for case c on `in`, [0, n) split in three uneven chunks.
-Buffers run_kernel(const Case& c, HostKernelFn fn, const Buffers& in) {
+// Runs the kernel over its range in three calls, or, with `step`, in calls of `step` units.
+Buffers run_kernel(const Case& c, HostKernelFn fn, const Buffers& in, int64_t step = 0) {
   const KernelSpec& s = c.spec;
   const int64_t n = numel_of(c.shape);
   const int64_t len =
@@ -1172,6 +1175,10 @@ Buffers run_kernel(const Case& c, HostKernelFn fn, const Buffers& in) {
   args->row_len = len;
   args->rows = n / len;
   const int64_t total = s.reduce ? args->rows : n;
+  if (step > 0) {
+    for (int64_t b = 0; b < total; b += step) fn(args.get(), b, std::min(total, b + step));
+    return out;
+  }
   const int64_t cuts[] = {0, total / 3, std::min(total, total / 3 + total / 2 + 1), total};
   for (int p = 0; p < 3; ++p) fn(args.get(), cuts[p], cuts[p + 1]);
   return out;
@@ -1245,6 +1252,33 @@ TEST(CodegenCpp, RowStageKernelsServeEveryRowLengthAndBatch) {
           EXPECT_EQ(compare(c, o, want.out[o], got.out[o], row_atol), 0) << "output " << o;
       }
   }
+}
+
+// The thread pool cuts a kernel's range anywhere, so an element the vector loop computes in one
+// run is computed by the scalar remainder in another: the two must round alike, bit for bit
+// (kernels are compiled with -ffp-contract=off and ?: selects; docs/math.md). One call per
+// element runs every element through the scalar code.
+TEST(CodegenCpp, ResultsDoNotDependOnWhereTheRangeIsCut) {
+  Unit& u = unit();
+  ASSERT_NE(u.lib.handle, nullptr);
+  int checked = 0;
+  for (const Case& c : all_cases()) {
+    if (c.spec.reduce || c.spec.row_stages()) continue;
+    SCOPED_TRACE(c.name);
+    auto fn = reinterpret_cast<HostKernelFn>(u.lib.symbol(c.name.c_str()));
+    ASSERT_NE(fn, nullptr);
+    const Buffers in = random_inputs(c, 7);
+    const Buffers whole = run_kernel(c, fn, in), single = run_kernel(c, fn, in, 1);
+    for (size_t o = 0; o < c.spec.outputs.size(); ++o) {
+      const size_t width = dtype_size(c.spec.outputs[o].dtype);
+      size_t differ = 0, first = 0;
+      for (size_t k = whole.out[o].size(); k-- > 0;)
+        if (whole.out[o][k] != single.out[o][k]) ++differ, first = k / width;
+      EXPECT_EQ(differ, 0u) << "output " << o << " differs from element " << first;
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 30);
 }
 
 // GCC reports the seg loop of every flat kernel marked check_vectorized as vectorised, and

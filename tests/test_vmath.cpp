@@ -137,6 +137,13 @@ HF_UNARY(cos, 0.51, cosl, {0x1p-20f, 8.f}, {8.f, 1e5f}, {1e5f, 3e38f}, {1.5707f,
 HF_UNARY(tan, 0.51, tanl, {0x1p-20f, 8.f}, {8.f, 1e5f}, {1e5f, 3e38f}, {kPi4 - 1e-3f, kPi4 + 1e-3f})
 HF_UNARY(tanh, 1.5, tanhl, {0x1p-20f, 10.f}, {0.6f, 0.65f})
 HF_UNARY(erf, 0.51, erfl, {0x1p-20f, 4.f}, {0.7f, 0.8f})
+// sigmoid flushes below -88.375 (exact results under 4.2e-39; VmathSpecial.ExpLog pins that).
+TEST(VmathAccuracy, sigmoid) {
+  std::vector<float> xs;
+  for (float x : inputs({{0x1p-20f, 90.f}, {20.f, 30.f}}))
+    if (!(x < -88.375f)) xs.push_back(x);
+  report("sigmoid", max_error<vm::sigmoid>(xs, [](ld x) { return 1 / (1 + expl(-x)); }), 2.5);
+}
 HF_UNARY(erfc, 0.51, erfcl, {0x1p-20f, 10.1f}, {0.7f, 0.8f})
 HF_UNARY(asin, 0.51, asinl, {0x1p-20f, 1.f}, {0.99f, 1.f})
 HF_UNARY(acos, 0.51, acosl, {0x1p-20f, 1.f}, {0.99f, 1.f})
@@ -244,6 +251,14 @@ TEST(VmathSpecial, ExpLog) {
   }
   HF_EXPECT_SAME(vm::exp(89.00001f), kInf);
   HF_EXPECT_SAME(vm::tanh(-9.5f), -1.0f);
+  HF_EXPECT_SAME(vm::sigmoid(-kInf), 0.0f);
+  HF_EXPECT_SAME(vm::sigmoid(kInf), 1.0f);
+  HF_EXPECT_SAME(vm::sigmoid(0.0f), 0.5f);
+  HF_EXPECT_SAME(vm::sigmoid(-0.0f), 0.5f);
+  HF_EXPECT_SAME(vm::sigmoid(88.375f), 1.0f);
+  HF_EXPECT_SAME(vm::sigmoid(100.0f), 1.0f);
+  for (float x : {-88.37501f, -88.5f, -100.0f, -3e38f}) HF_EXPECT_SAME(vm::sigmoid(x), 0.0f);
+  HF_EXPECT_NAN(vm::sigmoid(kNaN));
   HF_EXPECT_SAME(vm::erf(4.00001f), 1.0f);
   HF_EXPECT_SAME(vm::expm1(-0.0f), -0.0f);
   HF_EXPECT_SAME(vm::expm1(-kInf), -1.0f);

@@ -121,18 +121,10 @@ HF_HD T mul_add(T a, T b, T c) {
     return add(mul(a, b), c);
   }
 }
-// c ? a : b. For floats on the host a bitwise blend: GCC turns a ?: into a branch, jump
-// threading then copies arithmetic into its arms, and if-conversion will not speculate that
-// (it might trap), so the kernel loops over a mode would not vectorise (docs/math.md).
+// c ? a : b. Kernels are compiled with -fno-trapping-math, which lets GCC turn it into a
+// vector blend (docs/math.md).
 template <class T>
 HF_HD T sel(bool c, T a, T b) {
-#if !HF_DEVICE_CODE
-  if constexpr (kIsFloat<T>) {
-    u32 m = -(u32)c;
-    return __builtin_bit_cast(float,
-                              (__builtin_bit_cast(u32, a) & m) | (__builtin_bit_cast(u32, b) & ~m));
-  }
-#endif
   return c ? a : b;
 }
 // NaN propagates, -0 gives +0 (MegEngine's x <= 0 ? 0 : x).
@@ -157,7 +149,7 @@ HF_HD float clamp_inf(float x) {
   return clip(x, -kFltMax, kFltMax);
 }
 HF_HD float sigmoid(float x) {
-  return 1.0f / (1.0f + vm::exp(-x));
+  return vm::sigmoid(x);
 }
 HF_HD float clip_f(float x, float lo, float hi) {
   return clip(x, lo, hi);

@@ -12,6 +12,28 @@
 
 namespace hf::vm {
 
+// a * b + c rounded once where the target has FMA. Kernels are compiled with
+// -ffp-contract=off (docs/math.md): the compiler fuses nothing on its own, so a loop's
+// vector body and its scalar remainder round alike, and these are the only fused products.
+HF_HD float fmadd(float a, float b, float c) {
+#if HF_DEVICE_CODE
+  return ::fmaf(a, b, c);
+#elif defined(__FMA__)
+  return __builtin_fmaf(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+HF_HD double fmadd(double a, double b, double c) {
+#if HF_DEVICE_CODE
+  return ::fma(a, b, c);
+#elif defined(__FMA__)
+  return __builtin_fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
 #if HF_DEVICE_CODE
 HF_HD float exp(float x) { return ::expf(x); }
 HF_HD float expm1(float x) { return ::expm1f(x); }
@@ -21,6 +43,7 @@ HF_HD float sin(float x) { return ::sinf(x); }
 HF_HD float cos(float x) { return ::cosf(x); }
 HF_HD float tan(float x) { return ::tanf(x); }
 HF_HD float tanh(float x) { return ::tanhf(x); }
+HF_HD float sigmoid(float x) { return 1.0f / (1.0f + ::expf(-x)); }
 HF_HD float erf(float x) { return ::erff(x); }
 HF_HD float erfc(float x) { return ::erfcf(x); }
 HF_HD float erfinv(float x) { return ::erfinvf(x); }
@@ -44,7 +67,8 @@ HF_HD float fmod(float x, float y) { return ::fmodf(x, y); }
 HF_HD float fabs(float x) { return ::fabsf(x); }
 #else
 // Host versions. Each is branch-free (selects become blends) and calls nothing, so GCC
-// vectorises a loop over it at -O3 -march=native -fno-math-errno, without -ffast-math. Where
+// vectorises a loop over it at -O3 -march=native -fno-math-errno -fno-trapping-math, without
+// -ffast-math. Where
 // a float formulation would need error-free products (which FMA contraction breaks, and which
 // vary with -march), the work is done in double: products of floats are exact there, and the
 // one final conversion rounds once, into the subnormal range too. Coefficients are minimax
@@ -76,15 +100,13 @@ HF_HD bool sign_bit(float x) {
 HF_HD float with_sign(float m, float s) {
   return as_f32(bits(m) | (bits(s) & 0x80000000u));
 }
-// c ? a : b without a branch. A ?: becomes a branch in GIMPLE, and jump threading then
-// copies arithmetic into its arms, which if-conversion will not speculate (it may trap).
+// c ? a : b, one vector blend when the loop is vectorised. The kernel flags include
+// -fno-trapping-math: without it GCC keeps a ?: as a branch and the loop scalar (docs/math.md).
 HF_HD float sel(bool c, float a, float b) {
-  u32 m = -(u32)c;
-  return as_f32((bits(a) & m) | (bits(b) & ~m));
+  return c ? a : b;
 }
 HF_HD double sel(bool c, double a, double b) {
-  u64 m = -(u64)c;
-  return as_f64((bits(a) & m) | (bits(b) & ~m));
+  return c ? a : b;
 }
 // (q & 1) ? a : b; a bool made of q & 1 would be a 1-bit type, which GCC does not vectorise.
 HF_HD double sel_odd(u32 q, double a, double b) {
@@ -104,17 +126,18 @@ HF_HD T poly(T x, T c0, C... c) {
   if constexpr (sizeof...(c) == 0)
     return c0;
   else
-    return c0 + x * poly(x, T(c)...);
+    return fmadd(x, poly(x, T(c)...), c0);
 }
 
 // The float exp core: x = n ln2 + r with |r| <= ln2/2 (two-part ln2, n ln2_hi exact), where
 // t = x/ln2 + 1.5 2^23 holds n = round(x/ln2) in its low mantissa bits (|x| < 2^21). Returns
-// e^r - 1, to 2^-28 relative to e^r.
+// e^r - 1, to 2^-28 relative to e^r. The polynomial is evaluated in Estrin's scheme (depth 3
+// instead of Horner's 5): exp sits on the dependency chain of every fused chain that calls it.
 HF_HD float expm1_red(float x, float t) {
   float n = t - 0x1.8p+23f;
-  float r = (x - n * 0x1.62e4p-1f) - n * 0x1.7f7d1cp-20f;
-  return r +
-         r * r * poly(r, 0.49999994f, 0.166665211f, 0.041668389f, 0.00836871006f, 0.00138146128f);
+  float r = fmadd(n, -0x1.7f7d1cp-20f, fmadd(n, -0x1.62e4p-1f, x)), r2 = r * r;
+  float p01 = fmadd(r, 0.166665211f, 0.49999994f), p23 = fmadd(r, 0.00836871006f, 0.041668389f);
+  return fmadd(r2, fmadd(r2, fmadd(r2, 0.00138146128f, p23), p01), r);
 }
 HF_HD i32 exp_n(float t) {
   return (i32)(bits(t) - bits(0x1.8p+23f));
@@ -130,11 +153,11 @@ HF_HD float pow2_f(i32 n) {  // 2^n for n in [-126, 127]; garbage, not UB, elsew
 // latency. Outside [-104, 89] (results 0 or inf) the arithmetic is garbage and replaced; NaN
 // passes through it.
 HF_HD float exp_f(float x) {
-  float t = x * 0x1.715476p+0f + 0x1.8p+23f;
+  float t = fmadd(x, 0x1.715476p+0f, 0x1.8p+23f);
   float e = expm1_red(x, t);
   i32 ni = exp_n(t), n1 = ni >> 1;
   float s1 = pow2_f(n1), s2 = pow2_f(ni - n1);
-  float r = (s1 * e + s1) * s2;
+  float r = fmadd(s1, e, s1) * s2;
   return sel((x < -104.0f) | (x > 89.0f), sel(x > 0.0f, kInf, 0.0f), r);  // one blend on the chain
 }
 
@@ -148,8 +171,8 @@ HF_HD float log_f(float u, float c) {
   float f = as_f32((iu & 0x7fffffu) + 0x3f3504f3u) - 1.0f, z = f * f;
   float p = poly(f, 0.333333313f, -0.250008196f, 0.200012267f, -0.166233569f, 0.142017573f,
                  -0.13160187f, 0.127615809f, -0.0763449147f);
-  float y = f * z * p + (k * -0x1.bd0106p-13f + c) - 0.5f * z;  // ln2 = 0x1.63p-1 - 0x1.bd0106p-13
-  return (f + y) + k * 0x1.63p-1f;
+  float y = fmadd(-0.5f, z, fmadd(f * z, p, fmadd(k, -0x1.bd0106p-13f, c)));  // ln2 = 0x1.63p-1
+  return fmadd(k, 0x1.63p-1f, f + y);                                        //  - 0x1.bd0106p-13
 }
 
 // (e^r - 1 - r)/r^2 for |r| <= ln2/2, to 2^-51 relative to e^r.
@@ -161,10 +184,10 @@ HF_HD double exp_poly(double r) {
 
 // e^v in double for |v| <= 700 (callers clamp; NaN passes): relative error 2^-51.
 HF_HD double exp_d(double v) {
-  double t = v * 0x1.71547652b82fep+0 + 0x1.8p+52;
+  double t = fmadd(v, 0x1.71547652b82fep+0, 0x1.8p+52);
   double n = t - 0x1.8p+52;
-  double r = (v - n * 0x1.62e42feep-1) - n * 0x1.a39ef35793c76p-33;
-  return (1.0 + (r + r * r * exp_poly(r))) * as_f64((bits(t) - bits(0x1.8p+52) + 1023) << 52);
+  double r = fmadd(n, -0x1.a39ef35793c76p-33, fmadd(n, -0x1.62e42feep-1, v));
+  return (1.0 + fmadd(r * r, exp_poly(r), r)) * as_f64((bits(t) - bits(0x1.8p+52) + 1023) << 52);
 }
 
 // log(u) in double for u > 0 finite: u = 2^k m, m in [sqrt(1/2), sqrt(2)), s = (m-1)/(m+1),
@@ -177,7 +200,7 @@ HF_HD double log_d(double u) {
   double p =
       poly(s2, 0.66666666666666663, 0.39999999999997543, 0.2857142858411918, 0.22222216344539322,
            0.18182626727308518, 0.15337313632592989, 0.14576459281008439);
-  return k * 0x1.62e42feep-1 + ((2.0 * s + s * s2 * p) + k * 0x1.a39ef35793c76p-33);
+  return fmadd(k, 0x1.62e42feep-1, fmadd(k, 0x1.a39ef35793c76p-33, fmadd(s * s2, p, 2.0 * s)));
 }
 
 // Bits of 2/pi: kTwoOverPi[i] = floor(2^(8i) * 2/pi) mod 2^32.
@@ -213,10 +236,14 @@ HF_HD void sincos_d(float x, double& s, double& c, u32& q) {
   bool small = ax < 0x3f490fdbu;  // |x| < pi/4
   double r = sel(small, (double)as_f32(ax), rb), r2 = r * r;
   q = sel(small, 0u, qb);
-  s = r + r * (r2 * poly(r2, -0.16666666666448379, 0.0083333320002572132, -0.00019839964836110705,
-                         2.7226776477869691e-06));
-  c = 1.0 + r2 * poly(r2, -0.5, 0.041666666666484539, -0.0013888887776642514, 2.480049857679197e-05,
-                      -2.7281632079231776e-07);
+  s = fmadd(r,
+            r2 * poly(r2, -0.16666666666448379, 0.0083333320002572132, -0.00019839964836110705,
+                      2.7226776477869691e-06),
+            r);
+  c = fmadd(r2,
+            poly(r2, -0.5, 0.041666666666484539, -0.0013888887776642514, 2.480049857679197e-05,
+                 -2.7281632079231776e-07),
+            1.0);
 }
 
 // atan(a/b) for a, b >= 0, not both 0 or both inf. Reduced to |t| <= tan(pi/8) with one
@@ -229,7 +256,7 @@ HF_HD double atan2_pos(double a, double b) {
   double p =
       poly(t2, -0.33333333333333165, 0.19999999973003238, -0.14285690319471814, 0.11109183881244246,
            -0.090440054242089382, 0.071930105437973402, -0.041206716841053426);
-  double r = sel(mid, kPi4, 0.0) + (t + t * t2 * p);
+  double r = sel(mid, kPi4, 0.0) + fmadd(t * t2, p, t);
   return sel(a > b, kPi2 - r, r);
 }
 
@@ -318,11 +345,11 @@ HF_HD float expm1(float x) {
   using namespace detail;
   double v = sel(x < -20.0f, -20.0f, x);  // expm1(-20) rounds to -1; NaN passes
   v = sel(v > 89.0, 89.0, v);
-  double t = v * 0x1.71547652b82fep+0 + 0x1.8p+52;
+  double t = fmadd(v, 0x1.71547652b82fep+0, 0x1.8p+52);
   double n = t - 0x1.8p+52;
-  double r = (v - n * 0x1.62e42feep-1) - n * 0x1.a39ef35793c76p-33;
-  double e = r + r * r * exp_poly(r), s = as_f64((bits(t) - bits(0x1.8p+52) + 1023) << 52);
-  return sel(__builtin_fabsf(x) < 0x1p-24f, x, (float)(s * e + (s - 1.0)));  // keeps -0
+  double r = fmadd(n, -0x1.a39ef35793c76p-33, fmadd(n, -0x1.62e42feep-1, v));
+  double e = fmadd(r * r, exp_poly(r), r), s = as_f64((bits(t) - bits(0x1.8p+52) + 1023) << 52);
+  return sel(__builtin_fabsf(x) < 0x1p-24f, x, (float)fmadd(s, e, s - 1.0));  // keeps -0
 }
 
 // log: float, see log_f. Max 0.81 ULP. log(+-0) = -inf, log(x < 0) = NaN, log(inf) = inf.
@@ -388,13 +415,30 @@ HF_HD float tan(float x) {
 HF_HD float tanh(float x) {
   using namespace detail;
   float ax = __builtin_fabsf(x), x2 = x * x;
-  float small = x + x * (x2 * poly(x2, -0.333333343f, 0.133333296f, -0.0539637394f, 0.0217904579f,
-                                   -0.00838016346f, 0.00230807532f));
-  float t = ax * 0x1.715476p+1f + 0x1.8p+23f;  // 2|x| / ln2, rounded as in exp_f
+  float small = fmadd(x,
+                      x2 * poly(x2, -0.333333343f, 0.133333296f, -0.0539637394f, 0.0217904579f,
+                                -0.00838016346f, 0.00230807532f),
+                      x);
+  float t = fmadd(ax, 0x1.715476p+1f, 0x1.8p+23f);  // 2|x| / ln2, rounded as in exp_f
   float e = expm1_red(ax + ax, t), s = pow2_f(exp_n(t));
-  float big = with_sign(1.0f - 2.0f / (s * e + (s + 1.0f)), x);
-  float other = sel(ax < 0.625f, sel(ax < 0x1p-13f, x, small), with_sign(1.0f, x));  // x: keeps -0
+  float one = with_sign(1.0f, x), two = one + one;  // the sign off the chain
+  float big = one - two / fmadd(s, e, s + 1.0f);
+  float other = sel(ax < 0.625f, sel(ax < 0x1p-13f, x, small), one);  // x: keeps -0
   return sel((ax < 0.625f) | (ax > 9.1f), other, big);  // one blend on the chain; NaN: big
+}
+
+// sigmoid: float; 1 / (1 + e^-x) with e^-x = s (1 + e) from the exp core in one factor
+// (s = 2^n, n in [-127, 127]) and the 1 + folded into one fma, s e + (s + 1): the exp's own
+// rounding and its range blend stay off the dependency chain (sigmoid feeds the next op in
+// most fused activations). Max 2.44 ULP (asserted: 2.5; 1/(1 + exp(-x)) had 2.48) down to
+// x = -88.375, the worst below x = -16.6, where s + 1 rounds; below -88.375, where the exact
+// result is subnormal and below 4.2e-39, 0. sigmoid(-inf) = +0, sigmoid(inf) = 1.
+HF_HD float sigmoid(float x) {
+  using namespace detail;
+  float z = -x, t = fmadd(z, 0x1.715476p+0f, 0x1.8p+23f);
+  float e = expm1_red(z, t), s = pow2_f(exp_n(t));
+  float q = 1.0f / fmadd(s, e, s + 1.0f);
+  return sel(__builtin_fabsf(z) > 88.375f, sel(z > 0.0f, 0.0f, 1.0f), q);  // NaN: q
 }
 
 // erf: double; |x| erf_ratio(x^2) with |x| held at 4 (erf(4) rounds to 1). Max 0.503 ULP
@@ -472,7 +516,7 @@ HF_HD float sinh(float x) {
   using namespace detail;
   double a = __builtin_fabsf(x), a2 = a * a;
   double e = exp_d(sel(a > 100.0, 100.0, a)), big = 0.5 * (e - 1.0 / e);
-  double small = a + a * a2 * poly(a2, 1.0 / 6, 1.0 / 120, 1.0 / 5040);
+  double small = fmadd(a * a2, poly(a2, 1.0 / 6, 1.0 / 120, 1.0 / 5040), a);
   return with_sign((float)sel(a < 0x1p-5, small, big), x);
 }
 HF_HD float cosh(float x) {
@@ -487,7 +531,7 @@ HF_HD float cosh(float x) {
 HF_HD float asinh(float x) {
   using namespace detail;
   double a = __builtin_fabsf(x), a2 = a * a, big = log_d(a + __builtin_sqrt(a2 + 1.0));
-  double small = a + a * a2 * poly(a2, -1.0 / 6, 3.0 / 40, -5.0 / 112);
+  double small = fmadd(a * a2, poly(a2, -1.0 / 6, 3.0 / 40, -5.0 / 112), a);
   float r = with_sign((float)sel(a < 0x1p-5, small, big), x);
   return sel((a == kInf) | (x != x), x, r);
 }
@@ -501,7 +545,7 @@ HF_HD float acosh(float x) {
 HF_HD float atanh(float x) {
   using namespace detail;
   double a = __builtin_fabsf(x), a2 = a * a, big = 0.5 * log_d((1.0 + a) / (1.0 - a));
-  double small = a + a * a2 * poly(a2, 1.0 / 3, 1.0 / 5, 1.0 / 7);
+  double small = fmadd(a * a2, poly(a2, 1.0 / 3, 1.0 / 5, 1.0 / 7), a);
   float r = with_sign((float)sel(a < 0x1p-5, small, big), x);
   r = sel(a > 1, kNaN, r);
   r = sel(a == 1, with_sign(kInf, x), r);
