@@ -50,7 +50,8 @@ void elemwise(Mode mode, std::span<const TensorView> inputs, const TensorView& o
   job.compute = compute;
   job.result = to_bool ? DType::Bool : compute;
   // Storage conversions cost about as much as a cheap mode.
-  job.grain = grain_for_flops(info.flops + (compute != in ? 2 : 0));
+  job.flops = info.flops + (compute != in ? 2 : 0);
+  job.grain = grain_for_flops(job.flops);
   run_elemwise(inputs, out, job, pool);
 }
 

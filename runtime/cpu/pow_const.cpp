@@ -96,7 +96,8 @@ void pow_const(const TensorView& in, float exponent, const TensorView& out, Thre
     job.fn = &pow_block;
     flops = 20;
   }
-  job.grain = grain_for_flops(flops + (in.dtype != DType::F32 ? 2 : 0));
+  job.flops = flops + (in.dtype != DType::F32 ? 2 : 0);
+  job.grain = grain_for_flops(job.flops);
   run_elemwise(std::span<const TensorView>(&in, 1), out, job, pool);
 }
 

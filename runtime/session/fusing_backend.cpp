@@ -15,15 +15,20 @@ namespace {
 class FusedCpuKernel final : public Kernel {
  public:
   FusedCpuKernel(const Node& n, const fusion::RegionKernel& rk, fusion::HostKernelFn fn,
-                 double bytes, cpu::ThreadPool& pool, const FusedRunHook& hook)
+                 double bytes, double flops, cpu::ThreadPool& pool, const FusedRunHook& hook)
       : fn_(fn), pool_(pool), hook_(hook), hash_(rk.spec.hash()) {
     const fusion::KernelSpec& spec = rk.spec;
     FusedBinding binding = bind_fused(n, rk);
     in_slot_ = std::move(binding.in_slot);
     out_slot_ = std::move(binding.out_slot);
     args_ = std::move(binding.args);
-    // Like the unfused kernels: stream outputs that would only evict what the next op needs.
-    args_->stream_out = !spec.reduce && cpu::should_stream(static_cast<size_t>(bytes));
+    // Like the unfused kernels: stream outputs that would only evict what the next op needs,
+    // but only from a memory-bound kernel (under a flop per byte; the op table's count, a
+    // transcendental is 10). A compute-bound one (GELU: 1.75) lost ~10% to the detour through
+    // the scratch buffer and the streaming stores, and gains nothing: it is not waiting on
+    // memory.
+    args_->stream_out =
+        !spec.reduce && flops < bytes && cpu::should_stream(static_cast<size_t>(bytes));
     if (spec.reduce) {
       range_ = args_->rows;
       grain_ = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, args_->row_len));
@@ -60,7 +65,8 @@ std::unique_ptr<Kernel> FusingCpuBackend::make_kernel(const Graph& g, const Node
   if (!f) throw Error(describe(n) + ": fused node without a region kernel");
   fusion::HostKernelFn fn = kernels_.find(f->kernel.spec.hash());
   if (!fn) throw Error(describe(n) + ": kernel " + f->kernel.spec.hash_hex() + " is not loaded");
-  return std::make_unique<FusedCpuKernel>(n, f->kernel, fn, node_bytes(g, n), base_.pool(), hook_);
+  return std::make_unique<FusedCpuKernel>(n, f->kernel, fn, node_bytes(g, n), node_flops(g, n),
+                                          base_.pool(), hook_);
 }
 
 }  // namespace hf
