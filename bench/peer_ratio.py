@@ -7,7 +7,8 @@
 # median over rounds, is what to quote.
 #
 # Usage (Debian's python3, which has numpy):
-#   /usr/bin/python3 bench/peer_ratio.py gelu_chain|activation_chain|layernorm [ROUNDS] [WORKDIR]
+#   /usr/bin/python3 bench/peer_ratio.py WORKLOAD [ROUNDS] [WORKDIR]
+# WORKLOAD: abc, ab_plus_c, gelu_chain, activation_chain, adam or layernorm.
 # Environment: HF_RATIO_THREADS (default 2).
 import ctypes, json, os, statistics, subprocess, sys, time
 
@@ -28,12 +29,26 @@ subprocess.run([sys.executable,
                 "--log2", "24"], check=True, stdout=subprocess.DEVNULL)
 lib = ctypes.CDLL(lib_path)
 P, L, I, F = ctypes.c_void_p, ctypes.c_long, ctypes.c_int, ctypes.c_float
+lib.w1.argtypes = lib.w2.argtypes = [P, P, P, P, L, I]
 lib.w3.argtypes = [P, P, L, I]
 lib.w4.argtypes = [P, P, L, I]
+lib.w5.argtypes = [P, P, P, P, P, P, P, F, F, L, I]
 lib.w6.argtypes = [P, P, P, P, L, L, F, I]
 n, nt, D = 1 << 24, int(os.environ.get("HF_RATIO_THREADS", "2")), 1024
 rng = np.random.default_rng(1)
-if which == "gelu_chain":
+if which in ("abc", "ab_plus_c"):
+    a, b, c = (rng.uniform(-2, 2, n).astype(np.float32) for _ in range(3))
+    y = np.empty_like(a)
+    w = lib.w1 if which == "abc" else lib.w2
+    call = lambda: w(a.ctypes.data, b.ctypes.data, c.ctypes.data, y.ctypes.data, n, nt)
+elif which == "adam":
+    pa, ga, ma, va = (rng.uniform(-2, 2, n).astype(np.float32) for _ in range(4))
+    va = np.abs(va)
+    po, mo, vo = (np.empty_like(pa) for _ in range(3))
+    bc1, bc2 = 1 - 0.9**10, 1 - 0.999**10
+    call = lambda: lib.w5(pa.ctypes.data, ga.ctypes.data, ma.ctypes.data, va.ctypes.data,
+                          po.ctypes.data, mo.ctypes.data, vo.ctypes.data, bc1, bc2, n, nt)
+elif which == "gelu_chain":
     x = rng.uniform(-3, 3, n).astype(np.float32)
     y = np.empty_like(x)
     call = lambda: lib.w3(x.ctypes.data, y.ctypes.data, n, nt)
@@ -49,7 +64,7 @@ elif which == "layernorm":
     call = lambda: lib.w6(x.ctypes.data, w.ctypes.data, b.ctypes.data, y.ctypes.data, n // D, D,
                           1e-5, nt)
 else:
-    sys.exit("workload: gelu_chain, activation_chain or layernorm")
+    sys.exit("workload: abc, ab_plus_c, gelu_chain, activation_chain, adam or layernorm")
 
 
 def peer_ms():
