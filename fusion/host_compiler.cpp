@@ -62,29 +62,42 @@ std::string host_compiler_path() {
   return v && *v ? v : HF_HOST_CXX;
 }
 
-const std::vector<std::string>& host_compile_flags() {
-  static const std::vector<std::string> flags = {"-std=c++20",
-                                                 "-O3",
-                                                 "-march=native",
-                                                 "-fno-math-errno",
-                                                 "-fno-trapping-math",
-                                                 "-fno-tree-pre",
-                                                 "-ffp-contract=off",
-                                                 "-fPIC",
-                                                 "-shared"};
-  return flags;
-}
+namespace {
 
-std::string host_compiler_identity() {
+struct CompilerInfo {
+  std::string identity;  // "<path>|<first line of --version>"
+  bool gcc = false;
+};
+
+// `cxx --version`, once per compiler path.
+CompilerInfo compiler_info(const std::string& cxx) {
   static std::mutex mu;
-  static std::map<std::string, std::string> cache;
-  std::string cxx = host_compiler_path();
+  static std::map<std::string, CompilerInfo> cache;
   std::lock_guard lock(mu);
   auto it = cache.find(cxx);
   if (it != cache.end()) return it->second;
   ProcessResult r = run_process({cxx, "--version"}, std::chrono::seconds(30));
-  std::string first = r.ok() ? r.output.substr(0, r.output.find('\n')) : "unknown version";
-  return cache[cxx] = cxx + "|" + first;
+  CompilerInfo info;
+  info.identity =
+      cxx + "|" + (r.ok() ? r.output.substr(0, r.output.find('\n')) : "unknown version");
+  info.gcc = r.ok() && r.output.find("Free Software Foundation") != std::string::npos &&
+             r.output.find("clang") == std::string::npos;
+  return cache[cxx] = info;
+}
+
+}  // namespace
+
+std::vector<std::string> host_compile_flags() {
+  std::vector<std::string> flags = {
+      "-std=c++20",        "-O3",   "-march=native", "-fno-math-errno", "-fno-trapping-math",
+      "-ffp-contract=off", "-fPIC", "-shared"};
+  // GCC's PRE would leave selects unvectorisable (docs/math.md); clang has no such option.
+  if (compiler_info(host_compiler_path()).gcc) flags.insert(flags.begin() + 5, "-fno-tree-pre");
+  return flags;
+}
+
+std::string host_compiler_identity() {
+  return compiler_info(host_compiler_path()).identity;
 }
 
 const std::string& embedded_headers_digest() {

@@ -20,8 +20,9 @@ struct HostCompileResult {
 };
 
 // Writes <name>.cpp and <name>.log into the workdir and compiles <name>.so with
-//   <cxx> -std=c++20 -O3 -march=native -fno-math-errno -fno-trapping-math -fno-tree-pre -fPIC
-//   -shared -I<include_dir> ...
+//   <cxx> -std=c++20 -O3 -march=native -fno-math-errno -fno-trapping-math [-fno-tree-pre]
+//   -ffp-contract=off -fPIC -shared -I<include_dir> ...
+// (-fno-tree-pre with GCC only: clang has no such option; docs/math.md "Kernel flags").
 // `name`: letters, digits, '_', '-', '.', not starting with '.'. A failure's source and log
 // are retained in the workdir even without MGB_JIT_KEEP_INTERM. Thread-safe.
 HostCompileResult compile_host_library(const std::string& source, const std::string& name,
@@ -29,8 +30,8 @@ HostCompileResult compile_host_library(const std::string& source, const std::str
 
 // $HOTFUSE_CXX when set and non-empty, else the compiler CMake found.
 std::string host_compiler_path();
-// The flags above without paths, for cache keys.
-const std::vector<std::string>& host_compile_flags();
+// The flags above without paths, for the current host compiler (cache keys use them too).
+std::vector<std::string> host_compile_flags();
 // "<compiler path>|<first line of --version>", computed once per compiler path.
 std::string host_compiler_identity();
 // What a cache key for a host-compiled object needs besides the source and hotfuse's

@@ -38,6 +38,7 @@
 #include "fusion/codegen_cuda.h"
 #include "fusion/codegen_support.h"
 #include "fusion/embedded_headers.h"
+#include "fusion/host_compiler.h"
 #include "fusion/kernel_abi.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
@@ -1039,9 +1040,8 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
-const char* host_cxx() {
-  const char* c = std::getenv("HOTFUSE_CXX");
-  return c && *c ? c : "c++";
+std::string host_cxx() {
+  return hf::fusion::host_compiler_path();  // $HOTFUSE_CXX, else the compiler CMake found
 }
 
 // `c++ -v`: names the compiler and its version.
@@ -1087,9 +1087,9 @@ struct Library {
 // would otherwise be compiled once per TEST.
 void compile_cpp(const std::string& source, Library& lib, bool opt_info = false,
                  bool cache = false) {
-  std::string flags =
-      "-std=c++20 -O3 -march=native -fno-math-errno -fno-trapping-math -fno-tree-pre "
-      "-ffp-contract=off -fPIC -shared";
+  std::string flags;  // the runtime's own, so the unit compiles as the kernels do
+  for (const std::string& f : hf::fusion::host_compile_flags())
+    flags += (flags.empty() ? "" : " ") + f;
   if (opt_info) flags += " -fopt-info-vec-optimized";
   const auto headers = kernel_headers();
   uint64_t key = fnv1a(source);
