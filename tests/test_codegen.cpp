@@ -1040,14 +1040,10 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
-std::string host_cxx() {
-  return hf::fusion::host_compiler_path();  // $HOTFUSE_CXX, else the compiler CMake found
-}
-
-// `c++ -v`: names the compiler and its version.
+// `<host compiler> -v`: names the compiler and its version.
 const std::string& compiler_banner() {
   static const std::string banner = [] {
-    const std::string cmd = std::string(host_cxx()) + " -v 2>&1";
+    const std::string cmd = hf::fusion::host_compiler_path() + " -v 2>&1";
     std::string out;
     if (FILE* p = popen(cmd.c_str(), "r")) {
       char buf[256];
@@ -1116,7 +1112,7 @@ void compile_cpp(const std::string& source, Library& lib, bool opt_info = false,
     std::ofstream(dir / "include" / path) << text;
   }
   std::ofstream(dir / "unit.cpp") << source;
-  const std::string cmd = std::string(host_cxx()) + " " + flags + " -I" +
+  const std::string cmd = hf::fusion::host_compiler_path() + " " + flags + " -I" +
                           (dir / "include").string() + " " + (dir / "unit.cpp").string() + " -o " +
                           (dir / "unit.so").string() + " > " + (dir / "log.txt").string() + " 2>&1";
   const auto t0 = std::chrono::steady_clock::now();

@@ -231,11 +231,8 @@ void run_elemwise(std::span<const TensorView> inputs, const TensorView& out, con
   eng.row_blocks = l.shape[r - 1] >= kMinRow;
   size_t bytes = total * eng.size[nin];
   for (int k = 0; k < nin; ++k) bytes += eng.flat[k] ? total * eng.size[k] : 0;
-  // Streaming stores help a memory-bound kernel only; a compute-bound one (a transcendental
-  // per 8 bytes) loses ~10% to the scratch-buffer detour (fusing_backend.cpp does the same).
-  eng.stream_out = eng.flat[nin] &&
-                   static_cast<size_t>(job.flops) * static_cast<size_t>(total) < bytes &&
-                   should_stream(bytes);
+  eng.stream_out = eng.flat[nin] && should_stream(bytes, static_cast<double>(job.flops) *
+                                                             static_cast<double>(total));
 
   const int64_t tiles = (total + kTile - 1) / kTile;
   const int64_t grain = std::max<int64_t>(1, job.grain / kTile);

@@ -20,7 +20,7 @@ struct ElemJob {
   DType compute = DType::F32;  // what fn reads: compute_dtype of the inputs
   DType result = DType::F32;   // what fn writes: the compute type, or Bool
   int64_t grain = 32768;       // elements per chunk below which a second thread is not worth it
-  int flops = 1;               // per element (the op table's count): streams only below 1/byte
+  int flops = 1;               // per element, the op table's count (for should_stream)
 };
 
 // Inputs are broadcast to out.shape (stride 0 is fine, so are right-aligned lower ranks);

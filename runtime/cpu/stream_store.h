@@ -9,8 +9,9 @@
 
 namespace hf::cpu {
 
-// True when a kernel moving `bytes` in total should stream its output.
-bool should_stream(size_t bytes);
+// True when a kernel moving `bytes` in total and computing `flops` (the op table's count; 0
+// for a copy) should stream its output: past the LLC, and memory-bound.
+bool should_stream(size_t bytes, double flops = 0);
 
 // memcpy with streaming stores for the 32-byte aligned middle. Call stream_fence() before
 // other threads may read dst.

@@ -22,13 +22,8 @@ class FusedCpuKernel final : public Kernel {
     in_slot_ = std::move(binding.in_slot);
     out_slot_ = std::move(binding.out_slot);
     args_ = std::move(binding.args);
-    // Like the unfused kernels: stream outputs that would only evict what the next op needs,
-    // but only from a memory-bound kernel (under a flop per byte; the op table's count, a
-    // transcendental is 10). A compute-bound one (GELU: 1.75) lost ~10% to the detour through
-    // the scratch buffer and the streaming stores, and gains nothing: it is not waiting on
-    // memory.
-    args_->stream_out =
-        !spec.reduce && flops < bytes && cpu::should_stream(static_cast<size_t>(bytes));
+    // Like the unfused kernels: stream outputs that would only evict what the next op needs.
+    args_->stream_out = !spec.reduce && cpu::should_stream(static_cast<size_t>(bytes), flops);
     if (spec.reduce) {
       range_ = args_->rows;
       grain_ = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, args_->row_len));
