@@ -35,8 +35,8 @@
 #include "runtime/exec/executor.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
-#include "runtime/session/fuse_graph.h"
-#include "runtime/session/fusing_backend.h"
+#include "session/fuse_graph.h"
+#include "session/fusing_backend.h"
 
 namespace fs = std::filesystem;
 using namespace hf;
@@ -95,7 +95,8 @@ void BM_CompileHost(benchmark::State& state, const std::string& name) {
                                  std::make_shared<fusion::DiskCache>(cache_dir.path));
     auto t0 = std::chrono::steady_clock::now();
     fusion::CompileOutcome r = cache.ensure(spec, name);
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (!r.ok || r.source != fusion::CompileOutcome::Compiled) {
       state.SkipWithError(("not compiled: " + r.message).c_str());
       return;
@@ -119,7 +120,8 @@ void BM_LoadDisk(benchmark::State& state, const std::string& name) {
     fusion::CpuKernelCache cache(fusion::Workdir::open(std::nullopt, false), disk);
     auto t0 = std::chrono::steady_clock::now();
     fusion::CompileOutcome r = cache.ensure(spec, name);
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (!r.ok || r.source != fusion::CompileOutcome::Disk) {
       state.SkipWithError("not a disk hit");
       return;
@@ -139,7 +141,8 @@ void BM_CompileNvrtc(benchmark::State& state, const std::string& name) {
     auto t0 = std::chrono::steady_clock::now();
     std::string src = fusion::generate_cuda(spec, kname, name);
     fusion::PtxResult r = fusion::compile_ptx(src, kname, fusion::clamp_arch(80));
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (!r.ok) {
       state.SkipWithError(("NVRTC failed: " + r.log.substr(0, 200)).c_str());
       return;
@@ -173,7 +176,8 @@ void BM_Run(benchmark::State& state, const std::string& name, bool fused) {
   TempDir cache_dir;
   fusion::CpuKernelCache cache(fusion::Workdir::open(std::nullopt, false),
                                std::make_shared<fusion::DiskCache>(cache_dir.path));
-  FusionResult fr = fuse_graph(g, fused ? fusion::FusionLevel::All : fusion::FusionLevel::Off, cache);
+  FusionResult fr =
+      fuse_graph(g, fused ? fusion::FusionLevel::All : fusion::FusionLevel::Off, cache);
   if (fused && fr.regions_fused == 0) {
     state.SkipWithError("nothing fused");
     return;
@@ -193,15 +197,27 @@ int register_all() {
   for (const char* n : kGraphs) {
     std::string name = n;
     benchmark::RegisterBenchmark(("BM_CompileHost/" + name).c_str(), BM_CompileHost, name)
-        ->Iterations(3)->UseManualTime()->Unit(benchmark::kMillisecond);
+        ->Iterations(3)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_CompileNvrtc/" + name).c_str(), BM_CompileNvrtc, name)
-        ->Iterations(3)->UseManualTime()->Unit(benchmark::kMillisecond);
+        ->Iterations(3)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_LoadDisk/" + name).c_str(), BM_LoadDisk, name)
-        ->Iterations(20)->UseManualTime()->Unit(benchmark::kMillisecond);
+        ->Iterations(20)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_RunUnfused/" + name).c_str(), BM_Run, name, false)
-        ->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMicrosecond);
+        ->Arg(1)
+        ->Arg(2)
+        ->ArgName("threads")
+        ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("BM_RunFused/" + name).c_str(), BM_Run, name, true)
-        ->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMicrosecond);
+        ->Arg(1)
+        ->Arg(2)
+        ->ArgName("threads")
+        ->Unit(benchmark::kMicrosecond);
   }
   return 0;
 }

@@ -12,7 +12,7 @@
 
 #include "dump/dot_graph.h"
 #include "profiler/step_times.h"
-#include "runtime/session/fuse_graph.h"
+#include "session/fuse_graph.h"
 
 namespace hf::dump {
 

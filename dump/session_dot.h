@@ -9,7 +9,7 @@
 // dashed or dotted clusters around their original nodes with the reason.
 #pragma once
 #include "dump/dot_graph.h"
-#include "runtime/session/session.h"
+#include "session/session.h"
 
 namespace hf::dump {
 

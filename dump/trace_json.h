@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "runtime/session/session.h"
+#include "session/session.h"
 
 namespace hf::dump {
 

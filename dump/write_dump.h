@@ -19,8 +19,8 @@
 
 #include "dump/dump_dir.h"
 #include "profiler/step_times.h"
-#include "runtime/session/fuse_graph.h"
-#include "runtime/session/session.h"
+#include "session/fuse_graph.h"
+#include "session/session.h"
 
 namespace hf::dump {
 

@@ -16,7 +16,7 @@
 #include "runtime/exec/compare.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
-#include "runtime/session/session.h"
+#include "session/session.h"
 #include "tests/support/jit_env.h"
 #include "tests/support/scoped_env.h"
 

@@ -21,8 +21,8 @@
 #include "runtime/io/random_inputs.h"
 #include "runtime/ir/error.h"
 #include "runtime/ops/op_table.h"
-#include "runtime/session/backend_select.h"
-#include "runtime/session/fuse_graph.h"
+#include "session/backend_select.h"
+#include "session/fuse_graph.h"
 #include "tests/support/jit_env.h"
 #include "tests/support/random_dag.h"
 #include "tests/support/scoped_env.h"
@@ -31,7 +31,7 @@
 #include "profiler/cupti_tracer.h"
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/cuda_backend.h"
-#include "runtime/session/fusing_cuda_backend.h"
+#include "session/fusing_cuda_backend.h"
 #include "tests/support/cuda_device.h"
 #endif
 

@@ -13,12 +13,12 @@
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/ir/error.h"
-#include "runtime/session/session.h"
+#include "session/session.h"
 #include "tests/support/jit_env.h"
 #if HF_HAVE_CUDA_BACKEND
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/device_peak.h"
-#include "runtime/session/fusing_cuda_backend.h"
+#include "session/fusing_cuda_backend.h"
 #include "tests/support/cuda_device.h"
 #endif
 

@@ -24,8 +24,8 @@
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/ir/error.h"
-#include "runtime/session/session.h"
-#include "runtime/session/session_report.h"
+#include "session/session.h"
+#include "session/session_report.h"
 #include "tests/support/jit_env.h"
 
 namespace hf {

@@ -11,8 +11,8 @@
 #include "runtime/exec/compare.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
-#include "runtime/session/compile_worker.h"
-#include "runtime/session/session.h"
+#include "session/compile_worker.h"
+#include "session/session.h"
 #include "tests/support/jit_env.h"
 
 namespace hf {

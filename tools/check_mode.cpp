@@ -12,9 +12,9 @@
 #include "runtime/io/onnx_import.h"
 #include "runtime/io/test_data.h"
 #include "runtime/ir/error.h"
-#include "runtime/session/fuse_graph.h"
-#include "runtime/session/fusing_backend.h"
-#include "runtime/session/fusing_cuda_backend.h"
+#include "session/fuse_graph.h"
+#include "session/fusing_backend.h"
+#include "session/fusing_cuda_backend.h"
 #if HF_HAVE_CUDA_BACKEND
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/device_peak.h"

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "runtime/session/session.h"
+#include "session/session.h"
 
 namespace hf {
 

@@ -7,8 +7,8 @@
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/executor.h"
 #include "runtime/io/random_inputs.h"
-#include "runtime/session/fuse_graph.h"
-#include "runtime/session/fusing_backend.h"
+#include "session/fuse_graph.h"
+#include "session/fusing_backend.h"
 #include "tests/support/jit_env.h"
 #include "tests/support/reference.h"
 

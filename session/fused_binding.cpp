@@ -1,4 +1,4 @@
-#include "runtime/session/fused_binding.h"
+#include "session/fused_binding.h"
 
 #include <algorithm>
 

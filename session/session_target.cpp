@@ -1,4 +1,4 @@
-#include "runtime/session/session_target.h"
+#include "session/session_target.h"
 
 namespace hf {
 

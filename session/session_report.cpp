@@ -1,4 +1,4 @@
-#include "runtime/session/session_report.h"
+#include "session/session_report.h"
 
 namespace hf {
 

@@ -1,4 +1,4 @@
-#include "runtime/session/kernel_provider.h"
+#include "session/kernel_provider.h"
 
 #include "fusion/codegen_cpp.h"
 

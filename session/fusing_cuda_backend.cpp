@@ -1,4 +1,4 @@
-#include "runtime/session/fusing_cuda_backend.h"
+#include "session/fusing_cuda_backend.h"
 #if HF_HAVE_CUDA_BACKEND
 #include <algorithm>
 #include <chrono>
@@ -11,7 +11,7 @@
 #include "fusion/nvrtc_compiler.h"
 #include "fusion/region_spec.h"
 #include "runtime/ir/error.h"
-#include "runtime/session/fused_binding.h"
+#include "session/fused_binding.h"
 
 namespace hf {
 

@@ -1,4 +1,4 @@
-#include "runtime/session/fuse_graph.h"
+#include "session/fuse_graph.h"
 
 #include "fusion/region_spec.h"
 #include "fusion/static_patterns.h"

@@ -1,4 +1,4 @@
-#include "runtime/session/selection.h"
+#include "session/selection.h"
 
 #include <algorithm>
 #include <cmath>

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "fusion/cpu_kernel_cache.h"
-#include "runtime/session/kernel_provider.h"
+#include "session/kernel_provider.h"
 
 namespace hf {
 

@@ -8,8 +8,8 @@
 #include "fusion/cpu_kernel_cache.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/backend.h"
-#include "runtime/session/fusing_backend.h"
-#include "runtime/session/kernel_provider.h"
+#include "session/fusing_backend.h"
+#include "session/kernel_provider.h"
 
 namespace hf {
 

@@ -1,4 +1,4 @@
-#include "runtime/session/session.h"
+#include "session/session.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,7 +8,7 @@
 #include "runtime/exec/compare.h"
 #include "runtime/ir/error.h"
 #include "runtime/ops/op_table.h"
-#include "runtime/session/compile_worker.h"
+#include "session/compile_worker.h"
 
 namespace hf {
 

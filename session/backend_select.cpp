@@ -1,4 +1,4 @@
-#include "runtime/session/backend_select.h"
+#include "session/backend_select.h"
 
 #include "runtime/ir/error.h"
 #if HF_HAVE_CUDA_BACKEND

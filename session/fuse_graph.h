@@ -12,7 +12,7 @@
 #include "fusion/cpu_kernel_cache.h"
 #include "fusion/detect.h"
 #include "runtime/ir/graph.h"
-#include "runtime/session/kernel_provider.h"
+#include "session/kernel_provider.h"
 
 namespace hf {
 

@@ -1,4 +1,4 @@
-#include "runtime/session/fusing_backend.h"
+#include "session/fusing_backend.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include "runtime/cpu/stream_store.h"
 #include "runtime/ir/error.h"
 #include "runtime/ops/op_table.h"
-#include "runtime/session/fused_binding.h"
+#include "session/fused_binding.h"
 
 namespace hf {
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "runtime/session/session.h"
+#include "session/session.h"
 
 namespace hf {
 

@@ -18,7 +18,7 @@
 #include "fusion/cpu_kernel_cache.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/ptx_kernel.h"
-#include "runtime/session/session_target.h"
+#include "session/session_target.h"
 
 namespace hf {
 

@@ -1,4 +1,4 @@
-#include "runtime/session/compile_worker.h"
+#include "session/compile_worker.h"
 
 #include <algorithm>
 

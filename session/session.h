@@ -32,8 +32,8 @@
 #include "profiler/op_class.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/executor.h"
-#include "runtime/session/selection.h"
-#include "runtime/session/session_target.h"
+#include "session/selection.h"
+#include "session/session_target.h"
 
 namespace hf {
 
