@@ -5,17 +5,16 @@
 #include <functional>
 #include <memory>
 
-#include "fusion/cpu_kernel_cache.h"
+#include "fusion/kernel_cache.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/backend.h"
 #include "session/fusing_backend.h"
-#include "session/kernel_provider.h"
 
 namespace hf {
 
 struct SessionTarget {
-  Backend* backend = nullptr;  // the unfused kernels, memory, copies, sync
-  KernelProvider kernels;
+  Backend* backend = nullptr;             // the unfused kernels, memory, copies, sync
+  fusion::KernelCache* kernels = nullptr;  // generates, compiles, loads; keeps sources
   // `backend` plus Fused nodes, with kernels from `kernels` (the session makes one). The
   // hook is SessionOptions::after_fused_run's; a target that cannot call it throws
   // hf::Error when given one.
@@ -25,7 +24,8 @@ struct SessionTarget {
   bool host_memory = true;
 };
 
-// The CPU backend with CpuKernelCache kernels; both must outlive the session.
-SessionTarget cpu_session_target(cpu::CpuBackend& backend, fusion::CpuKernelCache& cache);
+// The CPU backend with host-compiled kernels (a KernelCache over fusion::host_toolchain());
+// both must outlive the session.
+SessionTarget cpu_session_target(cpu::CpuBackend& backend, fusion::KernelCache& cache);
 
 }  // namespace hf
