@@ -1,25 +1,25 @@
-// The generated C++ of fused regions, as the kernel cache compiles it: the same spec,
-// kernel name (hf_<spec hash>) and origin comment, so kernels/hf_<hash>.cpp in a dump is
-// the code that ran (fusion/codegen_cpp.h; code generation is a pure function).
+// The generated source of fused regions, asked of the kernel cache that compiles them: the
+// same spec, kernel name (hf_<spec hash>), target language and origin comment, so
+// kernels/hf_<hash>.cpp (or .cu, on CUDA) in a dump is the code that ran.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "fusion/detect.h"
+#include "fusion/kernel_cache.h"
 
 namespace hf::dump {
 
 struct KernelSource {
-  std::string kernel;  // hf_<spec hash>; the file is kernels/<kernel>.cpp
+  std::string kernel;  // hf_<spec hash>
+  std::string file;    // kernels/<kernel><the target's extension>
   std::string source;
   std::vector<int> regions;  // detected regions with this kernel (equal specs share one)
 };
 
 // Regions whose kernel has no outputs (dead code) or cannot be generated are left out.
 std::vector<KernelSource> kernel_sources(const Graph& g, const fusion::Detection& d,
-                                         const std::vector<int>& regions);
-
-// The origin comment the session and fuse_graph pass to the cache for a region's kernel.
-std::string kernel_origin(const Graph& g, const std::vector<NodeId>& kernel_nodes);
+                                         const std::vector<int>& regions,
+                                         const fusion::KernelCache& cache);
 
 }  // namespace hf::dump

@@ -44,8 +44,8 @@ void hotspot_threshold(Drawing& d) {
   d.hotspot_share = std::clamp(d.times.empty() ? 1.0 : 1.0 / d.times.size(), 0.05, 0.2);
 }
 
-}  // namespace
-
+// Which region each live Fused node of `g` replaced: the index in `regions` whose node set
+// equals its payload's (fusion::FusedRegion::kernel.nodes).
 std::map<NodeId, int> fused_regions(const Graph& g,
                                     const std::vector<std::vector<NodeId>>& regions) {
   std::vector<std::set<NodeId>> sets;
@@ -76,6 +76,8 @@ std::vector<std::string> kept_label(const std::string& kernel, int region, int o
   label.push_back(nodes);
   return label;
 }
+
+}  // namespace
 
 Drawing session_before(const Session& s) {
   Drawing d;
@@ -202,7 +204,7 @@ Drawing session_after(const Session& s) {
   const double before = s.median_ms(Phase::Profiling), after = s.median_ms(Phase::Steady);
   d.title = "'" + original.name + "' as executed: " + std::to_string(s.kernels_before()) + " -> " +
             std::to_string(s.kernels_now()) + " kernels";
-  if (before > 0 && after > 0)
+  if (before > 0 && after > 0 && s.kernels_now() != s.kernels_before())
     d.title += ", " + human_time(before * 1e-3) + " -> " + human_time(after * 1e-3) +
                " per iteration (" + printf_double("%.2fx", before / after) + ")";
   d.title += "\nphase " + std::string(phase_name(s.phase())) + "; op times: " +

@@ -1,4 +1,4 @@
-// before.dot and after.dot of an adaptive Session.
+// before.dot and after.dot of a Session, in every --fusion mode (the one DOT writer).
 //
 // before: the graph as imported, coloured by the unfused profile (Session::unfused_ops:
 // time, class), memory-bound hotspots marked, each node's region and its fate in the tooltip.
@@ -16,14 +16,5 @@ namespace hf::dump {
 // The drawings point into the session's graphs: use them before the session changes.
 Drawing session_before(const Session& s);
 Drawing session_after(const Session& s);
-
-// Which region each live Fused node of `g` replaced: the index in `regions` whose node set
-// equals its payload's (fusion::FusedRegion::kernel.nodes).
-std::map<NodeId, int> fused_regions(const Graph& g,
-                                    const std::vector<std::vector<NodeId>>& regions);
-
-// The label lines of a region's cluster, shared with the static dump (dump/fusion_dot.h).
-std::vector<std::string> kept_label(const std::string& kernel, int region, int ops, double before_s,
-                                    double after_s, const std::string& nodes);
 
 }  // namespace hf::dump

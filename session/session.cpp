@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "fusion/static_patterns.h"
 #include "profiler/step_times.h"
 #include "runtime/exec/compare.h"
 #include "runtime/ir/error.h"
@@ -42,6 +43,27 @@ std::string_view phase_name(Phase p) {
   return "?";
 }
 
+std::string_view policy_name(FusionPolicy p) {
+  switch (p) {
+    case FusionPolicy::Off:
+      return "off";
+    case FusionPolicy::Static:
+      return "static";
+    case FusionPolicy::All:
+      return "all";
+    case FusionPolicy::Adaptive:
+      return "adaptive";
+  }
+  return "?";
+}
+
+std::optional<FusionPolicy> parse_policy(std::string_view s) {
+  for (FusionPolicy p :
+       {FusionPolicy::Off, FusionPolicy::Static, FusionPolicy::All, FusionPolicy::Adaptive})
+    if (policy_name(p) == s) return p;
+  return std::nullopt;
+}
+
 std::string_view region_state_name(RegionState s) {
   switch (s) {
     case RegionState::Rejected:
@@ -66,7 +88,7 @@ struct Session::Running {
   int steps() const { return static_cast<int>(exec->plan().steps().size()); }
 };
 
-Session::Session(const Graph& g, cpu::CpuBackend& backend, fusion::CpuKernelCache& cache,
+Session::Session(const Graph& g, cpu::CpuBackend& backend, fusion::KernelCache& cache,
                  const MachinePeak& machine, SessionOptions options)
     : Session(g, cpu_session_target(backend, cache), machine, std::move(options)) {}
 
@@ -77,9 +99,8 @@ Session::Session(const Graph& g, SessionTarget target, const MachinePeak& machin
       machine_(machine),
       options_(std::move(options)),
       start_(Clock::now()) {
-  if (!target_.backend || !target_.make_fusing || !target_.kernels.ensure ||
-      !target_.kernels.cached || !target_.kernels.keep_source)
-    throw Error("Session: the SessionTarget lacks a backend or a kernel cache callback");
+  if (!target_.backend || !target_.make_fusing || !target_.kernels)
+    throw Error("Session: the SessionTarget lacks a backend or a kernel cache");
   FusedRunHook hook;
   if (options_.after_fused_run)
     hook = [this](uint64_t hash, std::span<const TensorView> out) {
@@ -92,7 +113,9 @@ Session::Session(const Graph& g, SessionTarget target, const MachinePeak& machin
   fusing_ = target_.make_fusing(std::move(hook));
 
   verify(graph_);
-  detection_ = fusion::detect_regions(graph_, options_.detect);
+  // `static` rewrites patterns instead of fusing regions: nothing to detect.
+  if (options_.policy != FusionPolicy::Static)
+    detection_ = fusion::detect_regions(graph_, options_.detect);
   region_of_node_.assign(graph_.nodes().size(), -1);
   for (size_t r = 0; r < detection_.regions.size(); ++r)
     for (NodeId n : detection_.regions[r].nodes) region_of_node_[n] = static_cast<int>(r);
@@ -101,26 +124,31 @@ Session::Session(const Graph& g, SessionTarget target, const MachinePeak& machin
     RegionRecord rec;
     rec.id = static_cast<int>(r);
     rec.nodes = detection_.regions[r].nodes;
-    rec.kernel = fusion::CpuKernelCache::kernel_name(kernels_.back().spec);
+    rec.kernel = fusion::KernelCache::kernel_name(kernels_.back().spec);
     if (const fusion::Decision* d = detection_.decision_of(rec.nodes.front()))
       rec.detection = d->reason;
     rec.reason = "not profiled yet";
     regions_.push_back(std::move(rec));
   }
-  current_ = build({});  // plans it unfused
+  current_ = build(graph_, {});  // plans it unfused
   kernels_before_ = current_->steps();
   peak_bytes_before_ = current_->exec->plan().buffer_bytes();
-  worker_ = std::make_unique<CompileWorker>(target_.kernels.ensure, options_.before_compile);
+  fusion::KernelCache* cache = target_.kernels;
+  worker_ = std::make_unique<CompileWorker>(
+      [cache](const fusion::KernelSpec& spec, const std::string& origin) {
+        return cache->ensure(spec, origin);
+      },
+      options_.before_compile);
   phase_ =
       options_.warmup_iters > 0 || options_.warmup_min_s > 0 ? Phase::Warmup : Phase::Profiling;
 }
 
 Session::~Session() = default;
 
-std::unique_ptr<Session::Running> Session::build(const std::vector<int>& regions,
+std::unique_ptr<Session::Running> Session::build(const Graph& base, const std::vector<int>& regions,
                                                  std::span<const ValueId> observe) {
   auto r = std::make_unique<Running>();
-  r->graph = std::make_unique<Graph>(graph_);
+  r->graph = std::make_unique<Graph>(base);
   for (int id : regions)
     r->region_of_fused_node[fusion::fuse_region(*r->graph, detection_.regions[id])] = id;
   r->exec = std::make_unique<Executor>(*r->graph, *fusing_, observe);
@@ -128,8 +156,7 @@ std::unique_ptr<Session::Running> Session::build(const std::vector<int>& regions
     for (const Step& st : r->exec->plan().steps()) {
       const Node& n = r->graph->node(st.node);
       auto fused = r->region_of_fused_node.find(st.node);
-      int region =
-          fused != r->region_of_fused_node.end() ? fused->second : region_of_node_.at(st.node);
+      int region = fused != r->region_of_fused_node.end() ? fused->second : region_of(st.node);
       std::string op(op_type_name(n.op));
       if (n.op == OpType::Elemwise) op += std::string(" ") + mode_info(n.mode).name;
       if (n.op == OpType::Fused) op += " " + regions_.at(region).kernel;
@@ -269,7 +296,7 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
       break;
   }
   if (phase_ == Phase::Compiling) {
-    if (options_.sync_compile) worker_->wait_idle();
+    if (sync_compile()) worker_->wait_idle();
     collect_compiles();
     if (!ready_.empty()) {
       phase_ = Phase::Validating;
@@ -299,7 +326,7 @@ std::vector<OpRecord> Session::profiled_ops() const {
     o.peak_share = peak_share(o.cost, machine_);
     auto fused = current_->region_of_fused_node.find(o.node);
     o.fused = fused != current_->region_of_fused_node.end();
-    o.region = o.fused ? fused->second : region_of_node_[o.node];
+    o.region = o.fused ? fused->second : region_of(o.node);
     ops.push_back(std::move(o));
   }
   return ops;
@@ -310,12 +337,33 @@ void Session::end_profiling() {
   times_.reset();
 
   const double iteration_s = median_ms(Phase::Profiling) * 1e-3;
+  std::string head = "profiled " + std::to_string(options_.profile_iters) + " iterations (median " +
+                     fmt_ms(iteration_s * 1e3) + ", " + std::to_string(kernels_before_) +
+                     " kernels): ";
+  if (options_.policy == FusionPolicy::Static) {
+    static_graph_ = std::make_unique<Graph>(graph_);
+    static_rewrites_ = fusion::apply_static_patterns(*static_graph_);
+    verify(*static_graph_);
+    if (static_rewrites_ == 0) {
+      event(head + "no static pattern matches; running unfused");
+      phase_ = Phase::Steady;
+      return;
+    }
+    event(head + std::to_string(static_rewrites_) + " static pattern rewrites; validating them");
+    static_pending_ = true;
+    phase_ = Phase::Validating;
+    return;
+  }
   std::vector<CompileJob> jobs;
   for (size_t r = 0; r < regions_.size(); ++r) {
     RegionRecord& rec = regions_[r];
     const fusion::RegionKernel& k = kernels_[r];
     if (k.outputs.empty()) {
       rec.reason = "dead code: nothing reads its results";
+      continue;
+    }
+    if (options_.policy == FusionPolicy::Off) {
+      rec.reason = "--fusion off: nothing is fused";
       continue;
     }
     RegionCandidate& c = rec.candidate;
@@ -331,31 +379,34 @@ void Session::end_profiling() {
     for (ValueId v : k.live_ins) c.io_bytes += bytes(v);
     for (ValueId v : k.outputs) c.io_bytes += bytes(v);
     c.flops = k.flops;
-    c.cached = target_.kernels.cached(k.spec);
+    c.cached = target_.kernels->cached(k.spec);
     rec.selection = select_region(c, iteration_s, machine_, options_.select);
+    if (options_.policy == FusionPolicy::All) {  // the prediction is kept, for the report
+      rec.selection.selected = true;
+      rec.selection.reason = "--fusion all: every detected region is fused";
+    }
     rec.reason = rec.selection.reason;
     if (!rec.selection.selected) continue;
     rec.state = RegionState::Queued;
-    jobs.push_back({static_cast<int>(r), k.spec, origin_of(r), rec.selection.saving_s});
+    jobs.push_back({static_cast<int>(r), k.spec, kernel_origin(graph_, kernels_[r].nodes),
+                    rec.selection.saving_s});
   }
-  std::string head = "profiled " + std::to_string(options_.profile_iters) + " iterations (median " +
-                     fmt_ms(iteration_s * 1e3) + ", " + std::to_string(kernels_before_) +
-                     " kernels): " + std::to_string(regions_.size()) + " fusible regions, ";
+  head += std::to_string(regions_.size()) + " fusible regions, ";
   if (jobs.empty()) {
-    event(head + "none worth a kernel; running unfused");
+    event(head + (options_.policy == FusionPolicy::Off ? "--fusion off" : "none worth a kernel") +
+          "; running unfused");
     phase_ = Phase::Steady;
     return;
   }
   event(head + std::to_string(jobs.size()) + " selected; compiling " +
-        (options_.sync_compile ? "now (--sync-compile)" : "in the background, hottest first"));
+        (sync_compile() ? "now" : "in the background, hottest first"));
   worker_->submit(std::move(jobs));
   phase_ = Phase::Compiling;
 }
 
-std::string Session::origin_of(int region) const {
-  std::string origin = "graph '" + graph_.name + "', nodes:";
-  for (NodeId n : kernels_[region].nodes)
-    origin += " " + std::to_string(n) + ":" + graph_.node(n).name;
+std::string kernel_origin(const Graph& g, const std::vector<NodeId>& kernel_nodes) {
+  std::string origin = "graph '" + g.name + "', nodes:";
+  for (NodeId n : kernel_nodes) origin += " " + std::to_string(n) + ":" + g.node(n).name;
   return origin;
 }
 
@@ -384,7 +435,47 @@ const TensorView& Session::readable(const TensorView& v, HostTensor& copy) const
   return copy.view();
 }
 
+// `static`: the rewritten graph against the unfused one, every graph output compared.
+std::span<const TensorView> Session::validate_static(std::span<const TensorView> inputs) {
+  static_pending_ = false;
+  reference_ = build(graph_, {});
+  std::span<const TensorView> out = reference_->exec->run(inputs);
+  const int iter = static_cast<int>(iterations_.size());
+  std::string failure;
+  try {
+    std::unique_ptr<Running> rewritten = build(*static_graph_, {});
+    std::span<const TensorView> got = rewritten->exec->run(inputs);
+    for (size_t k = 0; k < got.size() && failure.empty(); ++k) {
+      HostTensor e_host, a_host;
+      Mismatch m = compare(readable(out[k], e_host), readable(got[k], a_host),
+                           fused_tolerance(out[k].dtype));
+      if (m.index >= 0) {
+        char b[160];
+        std::snprintf(b, sizeof b, "' element %lld is %.9g, unfused %.9g",
+                      static_cast<long long>(m.index), m.actual, m.expected);
+        failure = "output '" + graph_.value(graph_.outputs()[k]).name + b;
+      }
+    }
+  } catch (const Error& e) {
+    failure = std::string("the rewritten plan: ") + e.what();
+  }
+  if (!failure.empty()) {
+    events_.push_back({iter, "static rewrites reverted: " + failure});
+    phase_ = Phase::Steady;
+    return out;
+  }
+  const int before = current_->steps();
+  static_kept_ = true;
+  current_ = build(plan_base(), {});
+  events_.push_back({iter, "swapped in " + std::to_string(static_rewrites_) + " static rewrites, " +
+                               std::to_string(before) + " -> " + std::to_string(current_->steps()) +
+                               " launches"});
+  phase_ = Phase::Reprofiling;
+  return out;
+}
+
 std::span<const TensorView> Session::validate_and_swap(std::span<const TensorView> inputs) {
+  if (static_pending_) return validate_static(inputs);
   std::vector<int> fresh;
   fresh.swap(ready_);
   std::sort(fresh.begin(), fresh.end());
@@ -393,13 +484,28 @@ std::span<const TensorView> Session::validate_and_swap(std::span<const TensorVie
     for (ValueId v : kernels_[r].outputs) observe.push_back(v);
 
   // The unfused graph is the reference; its outputs are what this iteration returns.
-  reference_ = build({}, observe);
+  reference_ = build(graph_, {}, observe);
   std::span<const TensorView> out = reference_->exec->run(inputs);
   std::vector<int> candidate = kept();
   candidate.insert(candidate.end(), fresh.begin(), fresh.end());
-  {
-    std::unique_ptr<Running> fused = build(candidate, observe);
+  std::unique_ptr<Running> fused;
+  try {
+    fused = build(plan_base(), candidate, observe);
     fused->exec->run(inputs);
+  } catch (const Error& e) {
+    // Out of device memory, say: the unfused plan ran and its results stand.
+    const int iter = static_cast<int>(iterations_.size());
+    for (int r : fresh) {
+      RegionRecord& rec = regions_[r];
+      rec.state = RegionState::Reverted;
+      rec.swapped_at = rec.reverted_at = iter;
+      rec.reason = std::string("the fused plan could not run: ") + e.what();
+      events_.push_back(
+          {iter, "reverted region " + std::to_string(r) + " (" + rec.kernel + "): " + rec.reason});
+    }
+    fresh.clear();
+  }
+  if (fused) {
     const int iter = static_cast<int>(iterations_.size());
     for (int r : fresh) {
       RegionRecord& rec = regions_[r];
@@ -427,7 +533,8 @@ std::span<const TensorView> Session::validate_and_swap(std::span<const TensorVie
         rec.reverted_at = iter;
         rec.reason = "fused result differs from unfused: " + failure;
         try {  // keep the code that ran wrong, for the bug report
-          auto path = target_.kernels.keep_source(kernels_[r].spec, origin_of(r));
+          auto path = target_.kernels->keep_source(kernels_[r].spec,
+                                                   kernel_origin(graph_, kernels_[r].nodes));
           rec.reason += "; its source is kept at " + path.string();
         } catch (const Error& e) {
           rec.reason += std::string("; its source could not be kept: ") + e.what();
@@ -441,6 +548,7 @@ std::span<const TensorView> Session::validate_and_swap(std::span<const TensorVie
       rec.swapped_at = iter;
       batch_.push_back(r);
     }
+    fused.reset();  // its buffers go before the new plan takes its own
   }
 
   const int iter = static_cast<int>(iterations_.size());
@@ -449,7 +557,7 @@ std::span<const TensorView> Session::validate_and_swap(std::span<const TensorVie
     return out;
   }
   const int before = current_->steps();
-  current_ = build(kept());  // the previous plan and its buffers are released here
+  current_ = build(plan_base(), kept());  // the previous plan and its buffers are released here
   int hits = 0;
   for (int r : batch_) hits += regions_[r].cache_hit;
   events_.push_back({iter, "swapped in " + std::to_string(batch_.size()) + " fused kernel" +
@@ -469,7 +577,9 @@ void Session::end_reprofiling() {
   bool reverted = false;
   for (int r : batch_) {
     RegionRecord& rec = regions_[r];
-    if (rec.measured_fused_s >= rec.candidate.unfused_s) {
+    // Only adaptive judges speed: the other policies fuse what they were asked to.
+    if (options_.policy == FusionPolicy::Adaptive &&
+        rec.measured_fused_s >= rec.candidate.unfused_s) {
       revert(r, "its kernel took " + fmt_ms(rec.measured_fused_s * 1e3) + ", not faster than the " +
                     fmt_ms(rec.candidate.unfused_s * 1e3) + " of the ops it replaced");
       reverted = true;
@@ -478,15 +588,20 @@ void Session::end_reprofiling() {
   batch_.clear();
   if (reverted) {
     retired_ = std::move(current_);  // this iteration's outputs live in its buffers
-    current_ = build(kept());
+    current_ = build(plan_base(), kept());
   }
   double before = 0, after = 0;
   for (int r : kept()) {
     before += regions_[r].candidate.unfused_s;
     after += regions_[r].measured_fused_s;
   }
-  event("re-profiled: " + std::to_string(kept().size()) + " fused kernels kept, their regions " +
-        fmt_ms(before * 1e3) + " -> " + fmt_ms(after * 1e3) + " per iteration");
+  if (static_kept_)
+    event("re-profiled: " + std::to_string(static_rewrites_) + " static rewrites kept, " +
+          fmt_ms(median_ms(Phase::Profiling)) + " -> " + fmt_ms(median_ms(Phase::Reprofiling)) +
+          " per iteration");
+  else
+    event("re-profiled: " + std::to_string(kept().size()) + " fused kernels kept, their regions " +
+          fmt_ms(before * 1e3) + " -> " + fmt_ms(after * 1e3) + " per iteration");
   phase_ = Phase::Compiling;  // run() settles to steady when nothing is left
 }
 

@@ -1,5 +1,13 @@
-// The adaptive session: runs a graph iteration after iteration and fuses, while it runs,
-// only the regions that profiling shows are worth it. One small state machine:
+// The session: runs a graph iteration after iteration and fuses, while it runs, what its
+// policy asks for. Every `--fusion` mode is a policy of this one pipeline:
+//
+//   off       profile, select nothing, run unfused.
+//   static    profile, then swap in the graph with MegEngine's pattern rewrites
+//             (fusion/static_patterns.h), validated like any swap; no detection.
+//   all       profile, then select every detected region and compile synchronously.
+//   adaptive  profile, then select only the regions worth it, compile in the background.
+//
+// One small state machine:
 //
 //   warmup -> profiling -> compiling -> validating -> reprofiling -> steady
 //                              ^                           |
@@ -17,6 +25,8 @@
 //               a region whose kernel is not faster than the ops it replaced is reverted.
 //  steady       nothing pending: the plan stays as it is.
 //
+// Only adaptive reverts a kernel for being slower; every policy reverts a wrong one.
+//
 // Every decision, taken or not, is kept with its numbers (regions()).
 #pragma once
 #include <chrono>
@@ -26,8 +36,8 @@
 #include <string>
 #include <vector>
 
-#include "fusion/cpu_kernel_cache.h"
 #include "fusion/detect.h"
+#include "fusion/kernel_cache.h"
 #include "fusion/region_spec.h"
 #include "profiler/op_class.h"
 #include "runtime/cpu/cpu_backend.h"
@@ -40,14 +50,19 @@ namespace hf {
 enum class Phase { Warmup, Profiling, Compiling, Validating, Reprofiling, Steady };
 std::string_view phase_name(Phase p);
 
+enum class FusionPolicy { Off, Static, All, Adaptive };
+std::string_view policy_name(FusionPolicy p);  // "off", "static", "all", "adaptive"
+std::optional<FusionPolicy> parse_policy(std::string_view s);
+
 struct SessionOptions {
+  FusionPolicy policy = FusionPolicy::Adaptive;
   int warmup_iters = 1;  // unfused, untimed: page faults and cold caches
   // ...and at least this long: for ~0.1 s after start-up the thread pool's workers may
   // not run in parallel yet (bench/RESULTS.md), which would skew the profile.
   double warmup_min_s = 0.2;
   int profile_iters = 10;     // unfused iterations profiled before selecting
   int reprofile_iters = 5;    // fused iterations timed after a swap
-  bool sync_compile = false;  // wait for compiles (deterministic tests and benchmarks)
+  bool sync_compile = false;  // wait for compiles (deterministic tests and benchmarks; `all`)
   SelectionOptions select;
   fusion::DetectOptions detect;
   // Test hooks: a slow compiler, a wrong or slow kernel (see FusedRunHook; after_fused_run
@@ -69,6 +84,9 @@ struct OpRecord {
   int region = -1;  // the detected region it belongs to (or, if fused, is)
   bool fused = false;
 };
+
+// The origin comment a region's kernel is generated with: "graph '<name>', nodes: 3:mul ...".
+std::string kernel_origin(const Graph& g, const std::vector<NodeId>& kernel_nodes);
 
 enum class RegionState { Rejected, Queued, Failed, Swapped, Reverted };
 std::string_view region_state_name(RegionState s);
@@ -126,8 +144,8 @@ class Session {
   // the graph is invalid or has an op the backend cannot run.
   Session(const Graph& g, SessionTarget target, const MachinePeak& machine,
           SessionOptions options = {});
-  // On the CPU backend with CpuKernelCache kernels (cpu_session_target).
-  Session(const Graph& g, cpu::CpuBackend& backend, fusion::CpuKernelCache& cache,
+  // On the CPU backend with host-compiled kernels (cpu_session_target).
+  Session(const Graph& g, cpu::CpuBackend& backend, fusion::KernelCache& cache,
           const MachinePeak& machine, SessionOptions options = {});
   ~Session();
   Session(const Session&) = delete;
@@ -149,6 +167,11 @@ class Session {
   const std::vector<OpRecord>& fused_ops() const { return fused_ops_; }  // last re-profile
   const fusion::Detection& detection() const { return detection_; }
   const MachinePeak& machine() const { return machine_; }
+  const SessionOptions& options() const { return options_; }
+  const SessionTarget& target() const { return target_; }
+  Backend& fusing_backend() { return *fusing_; }  // runs current_graph()
+  // `static`: the pattern rewrites in the plan now (0 before the swap or once reverted).
+  int static_rewrites() const { return static_kept_ ? static_rewrites_ : 0; }
   const Graph& graph() const { return graph_; }
   const Graph& current_graph() const;  // as executed now
   int kernels_before() const { return kernels_before_; }
@@ -160,8 +183,18 @@ class Session {
  private:
   struct Running;  // a graph, its executor, and which region each fused node is
   class TraceObserver;
-  std::unique_ptr<Running> build(const std::vector<int>& regions,
+  // `base` (graph_ or the statically rewritten graph) with `regions` fused.
+  std::unique_ptr<Running> build(const Graph& base, const std::vector<int>& regions,
                                  std::span<const ValueId> observe = {});
+  const Graph& plan_base() const { return static_kept_ ? *static_graph_ : graph_; }
+  // The detected region of a node of graph_, or -1 (also for nodes a rewrite added).
+  int region_of(NodeId n) const {
+    return n >= 0 && static_cast<size_t>(n) < region_of_node_.size() ? region_of_node_[n] : -1;
+  }
+  bool sync_compile() const {
+    return options_.sync_compile || options_.policy == FusionPolicy::All;
+  }
+  std::span<const TensorView> validate_static(std::span<const TensorView> inputs);
   std::vector<OpRecord> profiled_ops() const;  // of current_, from times_
   void end_profiling();
   void collect_compiles();
@@ -172,7 +205,6 @@ class Session {
   std::vector<int> kept() const;  // regions swapped in and not reverted
   void event(std::string text);
   void revert(int region, std::string reason);
-  std::string origin_of(int region) const;  // the source comment: graph nodes
   double since_start(std::chrono::steady_clock::time_point t) const;
 
   const Graph& graph_;
@@ -200,8 +232,11 @@ class Session {
   std::unique_ptr<Running> retired_;        // replaced after an iteration that it ran
   std::unique_ptr<class StepTimes> times_;  // profiling / reprofiling
   std::unique_ptr<class CompileWorker> worker_;
-  std::vector<int> ready_;  // compiled, waiting for the next boundary
-  std::vector<int> batch_;  // swapped at the last boundary, being re-profiled
+  std::vector<int> ready_;               // compiled, waiting for the next boundary
+  std::vector<int> batch_;               // swapped at the last boundary, being re-profiled
+  std::unique_ptr<Graph> static_graph_;  // `static`: graph_ rewritten, once profiled
+  int static_rewrites_ = 0;
+  bool static_pending_ = false, static_kept_ = false;
   int kernels_before_ = 0;
   size_t peak_bytes_before_ = 0;
 };

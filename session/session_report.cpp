@@ -35,7 +35,9 @@ json session_report(const Session& s, const ReportContext& ctx) {
   const Graph& g = s.graph();
   int kept = 0, selected = 0, reverted = 0, failed = 0, hits = 0;
   double compile_ms = 0;
+  json failures = json::array();
   for (const RegionRecord& r : s.regions()) {
+    if (r.state == RegionState::Failed) failures.push_back(r.reason);
     kept += r.state == RegionState::Swapped;
     selected += r.selection.selected;
     reverted += r.state == RegionState::Reverted;
@@ -45,10 +47,10 @@ json session_report(const Session& s, const ReportContext& ctx) {
   }
   const double unfused = s.median_ms(Phase::Profiling);
   const double fused = s.median_ms(Phase::Steady);
-  const bool has_fused = kept > 0 && fused > 0;
+  const bool has_fused = (kept > 0 || s.static_rewrites() > 0) && fused > 0;
   json summary = {{"graph", g.name},
                   {"graph_file", ctx.graph_file},
-                  {"fusion", "adaptive"},
+                  {"fusion", std::string(policy_name(s.options().policy))},
                   {"iterations", ctx.timed_iterations},
                   {"iterations_total", s.iterations().size()},
                   {"phase", std::string(phase_name(s.phase()))},
@@ -65,7 +67,8 @@ json session_report(const Session& s, const ReportContext& ctx) {
                   {"regions_selected", selected},
                   {"regions_kept", kept},
                   {"regions_reverted", reverted},
-                  {"regions_failed", failed}};
+                  {"regions_failed", failed},
+                  {"static_rewrites", s.static_rewrites()}};
 
   const MachinePeak& m = s.machine();
   json machine = {
@@ -84,9 +87,13 @@ json session_report(const Session& s, const ReportContext& ctx) {
   }
   summary["iterations_listed"] = iterations.size();
 
-  json ops = json::array(), ops_after = json::array();
-  for (const OpRecord& o : s.unfused_ops()) ops.push_back(op_json(o));
+  json ops_before = json::array(), ops_after = json::array();
+  for (const OpRecord& o : s.unfused_ops()) ops_before.push_back(op_json(o));
   for (const OpRecord& o : s.fused_ops()) ops_after.push_back(op_json(o));
+  // `ops` keeps the meaning each mode documented before the modes became one pipeline:
+  // adaptive, the unfused profile; off|static|all, the plan that ran last.
+  const bool last_plan = s.options().policy != FusionPolicy::Adaptive && has_fused;
+  const json& ops = last_plan ? ops_after : ops_before;
 
   json regions = json::array();
   for (const RegionRecord& r : s.regions()) {
@@ -127,13 +134,9 @@ json session_report(const Session& s, const ReportContext& ctx) {
   json events = json::array();
   for (const SessionEvent& e : s.events())
     events.push_back({{"iteration", e.iteration}, {"text", e.text}});
-  return {{"summary", summary},
-          {"machine", machine},
-          {"iterations", iterations},
-          {"events", events},
-          {"ops", ops},
-          {"ops_after", ops_after},
-          {"regions", regions},
+  return {{"summary", summary},     {"machine", machine},   {"iterations", iterations},
+          {"events", events},       {"ops", ops},           {"ops_before", ops_before},
+          {"ops_after", ops_after}, {"failures", failures}, {"regions", regions},
           {"decisions", decisions}};
 }
 

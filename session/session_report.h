@@ -1,5 +1,6 @@
-// report.json for an adaptive run: the summary the benchmarks read, and every iteration,
-// op and region decision the viewer shows. The schema is documented in docs/report.md.
+// report.json for a run in any --fusion mode: the summary the benchmarks read, and every
+// iteration, op and region decision the viewer shows. The schema is documented in
+// docs/report.md. The one writer of report.json: --report and --dump both call it.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

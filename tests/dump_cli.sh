@@ -60,21 +60,31 @@ for state, kind in (("swapped", "kept"), ("reverted", "reverted"), ("rejected", 
     assert got == want, f"{got} cluster_{kind}_ subgraphs for {want} {state} regions"
 PY
 
-# 2. --fusion off | static | all: what each writes.
+# 2. --fusion off | static | all: every mode is a policy of the one session and writes the
+# same files; kernels/ only where regions were compiled.
 for level in off static all; do
-  "$run" "$graph" --iters 2 --warmup 1 --fusion $level --dump "$tmp/$level" >/dev/null 2>"$tmp/err.txt" ||
+  "$run" "$graph" --iters 2 --warmup 1 --fusion $level --backend cpu --dump "$tmp/$level" >/dev/null 2>"$tmp/err.txt" ||
     fail "--fusion $level --dump exited $?: $(cat "$tmp/err.txt")"
-  [ -s "$tmp/$level/before.dot" ] && [ -s "$tmp/$level/report.json" ] || fail "$level: before.dot or report.json missing"
-  check_dot "$tmp/$level/before.dot"
-  [ ! -e "$tmp/$level/trace.json" ] || fail "$level: trace.json is adaptive only"
-done
-[ ! -e "$tmp/off/after.dot" ] || fail "off: after.dot written"
-for level in static all; do
-  [ -s "$tmp/$level/after.dot" ] || fail "$level: no after.dot"
-  check_dot "$tmp/$level/after.dot"
+  for f in before.dot after.dot trace.json report.json; do
+    [ -s "$tmp/$level/$f" ] || fail "$level: no $f"
+  done
+  check_dot "$tmp/$level/before.dot" "$tmp/$level/after.dot"
+  python3 - "$tmp/$level" "$level" <<'PY' || fail "$level: trace.json or report.json"
+import json, sys
+d, level = sys.argv[1], sys.argv[2]
+t = json.load(open(f"{d}/trace.json"))
+assert any(e["ph"] == "X" for e in t["traceEvents"]), "no complete events"
+r = json.load(open(f"{d}/report.json"))
+assert r["summary"]["fusion"] == level, r["summary"]
+assert any(it["phase"] == "steady" for it in r["iterations"]), r["iterations"]
+PY
 done
 ls "$tmp/all/kernels/"hf_*.cpp >/dev/null 2>&1 || fail "all: no kernels/hf_*.cpp"
-[ ! -e "$tmp/static/kernels" ] || fail "static: kernels/ written"
+for level in off static; do
+  [ ! -e "$tmp/$level/kernels" ] || fail "$level: kernels/ written"
+done
+grep -q "cluster_kept_" "$tmp/all/after.dot" || fail "all: no kept cluster in after.dot"
+grep -q "FUSE_" "$tmp/static/after.dot" || fail "static: no FUSE_ mode in after.dot"
 
 # 3. A non-empty directory is refused: exit 2, one line naming it, nothing changed.
 mkdir "$tmp/user"

@@ -461,11 +461,16 @@ TEST(DumpKernels, SourcesAreNamedByKernelAndSayWhereTheyCameFrom) {
   Graph g = two_chains();
   fusion::Detection d = fusion::detect_regions(g);
   ASSERT_EQ(d.regions.size(), 2u);
-  auto sources = dump::kernel_sources(g, d, {0, 1, 0});
+  JitEnv env;
+  auto sources = dump::kernel_sources(g, d, {0, 1, 0}, *env.cache);
   ASSERT_EQ(sources.size(), 2u);
   EXPECT_EQ(sources[0].regions, (std::vector<int>{0, 0}));
   for (const auto& k : sources) {
     EXPECT_EQ(k.kernel.rfind("hf_", 0), 0u);
+    EXPECT_EQ(k.file, "kernels/" + k.kernel + ".cpp");  // the host toolchain's language
+    // The very text the cache compiles for that origin: the dump shows the code that ran.
+    fusion::RegionKernel rk = fusion::build_region_kernel(g, d.regions[k.regions[0]]);
+    EXPECT_EQ(k.source, env.cache->source(rk.spec, kernel_origin(g, rk.nodes)));
     EXPECT_NE(k.source.find(k.kernel), std::string::npos);
     EXPECT_NE(k.source.find("graph 'two \"chains\"', nodes:"), std::string::npos) << k.source;
   }

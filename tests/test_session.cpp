@@ -347,5 +347,104 @@ TEST(Session, CachedKernelsAreSelectedWithoutCompileCost) {
   EXPECT_EQ(second_process->compiles(), 0);
 }
 
+// ---- every --fusion mode is a policy of the one session ---------------------------------
+
+TEST(SessionPolicy, OffProfilesAndFusesNothing) {
+  Fixture f(hot_and_cold());
+  SessionOptions o;
+  o.policy = FusionPolicy::Off;
+  Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
+  f.settle(s);
+  EXPECT_GT(s.median_ms(Phase::Profiling), 0);
+  EXPECT_EQ(s.unfused_ops().size(), static_cast<size_t>(s.kernels_before()));
+  EXPECT_EQ(s.kernels_now(), s.kernels_before());
+  ASSERT_FALSE(s.regions().empty());
+  for (const RegionRecord& r : s.regions()) {
+    EXPECT_EQ(r.state, RegionState::Rejected);
+    EXPECT_NE(r.reason.find("--fusion off"), std::string::npos) << r.reason;
+  }
+  EXPECT_EQ(f.env.cache->compiles(), 0);
+  EXPECT_EQ(session_report(s, {"t.json", 3})["summary"]["fusion"], "off");
+}
+
+TEST(SessionPolicy, StaticSwapsInTheValidatedPatternRewrites) {
+  // a*b+c and relu(x+y): FUSE_MUL_ADD3 and FUSE_ADD_RELU; no kernel is compiled.
+  Fixture f(parse(
+      R"({"name": "ab", "op": "Elemwise", "mode": "MUL", "inputs": ["a", "b"], "outputs": ["ab"]},
+         {"name": "abc", "op": "Elemwise", "mode": "ADD", "inputs": ["ab", "c"], "outputs": ["abc"]},
+         {"name": "s", "op": "Elemwise", "mode": "ADD", "inputs": ["abc", "b"], "outputs": ["s"]},
+         {"name": "r", "op": "Elemwise", "mode": "RELU", "inputs": ["s"], "outputs": ["r"]})",
+      R"({"name": "a", "dtype": "f32", "shape": [1000, 3]},
+         {"name": "b", "dtype": "f32", "shape": [3]},
+         {"name": "c", "dtype": "f32", "shape": [1000, 3]})",
+      R"("r")"));
+  SessionOptions o;
+  o.policy = FusionPolicy::Static;
+  Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
+  f.settle(s);  // every iteration, the validating one included, matches unfused
+  EXPECT_EQ(s.static_rewrites(), 2);
+  EXPECT_EQ(s.kernels_before(), 4);
+  EXPECT_EQ(s.kernels_now(), 2);
+  EXPECT_TRUE(s.regions().empty());  // static detects no regions
+  EXPECT_FALSE(s.fused_ops().empty());
+  EXPECT_EQ(f.env.cache->compiles(), 0);
+  bool validated = false;
+  for (const IterationRecord& it : s.iterations()) validated |= it.phase == Phase::Validating;
+  EXPECT_TRUE(validated);
+  nlohmann::json r = session_report(s, {"t.json", 3});
+  EXPECT_EQ(r["summary"]["static_rewrites"], 2);
+  EXPECT_EQ(r["summary"]["kernels_after"], 2);
+  EXPECT_FALSE(r["summary"]["fused_ms"].is_null());
+}
+
+TEST(SessionPolicy, AllFusesEveryRegionAndKeepsASlowKernel) {
+  Fixture f(hot_and_cold());
+  SessionOptions o;
+  o.policy = FusionPolicy::All;  // compiles synchronously without being asked
+  int hot = -1;
+  const Session* session = nullptr;
+  o.after_fused_run = [&](int region, std::span<const TensorView>) {
+    double unfused = session->regions()[hot].candidate.unfused_s;
+    if (region == hot) std::this_thread::sleep_for(std::chrono::duration<double>(2 * unfused));
+  };
+  Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
+  session = &s;
+  hot = region_with(s, "hot");
+  f.settle(s);
+  // The cold region too, whatever the profile said; and the slow one stays: `all` fuses
+  // what it was asked to, only adaptive judges speed.
+  for (const RegionRecord& r : s.regions()) {
+    EXPECT_EQ(r.state, RegionState::Swapped) << r.id << ": " << r.reason;
+    EXPECT_TRUE(r.selection.selected);
+  }
+  EXPECT_GE(s.regions()[hot].measured_fused_s, 2 * s.regions()[hot].candidate.unfused_s);
+  EXPECT_EQ(s.kernels_now(), 2);
+  // No iteration ran while a compile was outstanding: selection to swap is one boundary.
+  for (const IterationRecord& it : s.iterations()) EXPECT_NE(it.phase, Phase::Compiling);
+  EXPECT_EQ(session_report(s, {"t.json", 3})["summary"]["fusion"], "all");
+}
+
+TEST(SessionPolicy, WrongKernelIsRevertedInEveryPolicy) {
+  Fixture f(hot_and_cold());
+  SessionOptions o;
+  o.policy = FusionPolicy::All;
+  int hot = -1;
+  o.after_fused_run = [&](int region, std::span<const TensorView> out) {
+    if (region == hot) static_cast<float*>(out[0].data)[7] += 1.0f;
+  };
+  Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
+  hot = region_with(s, "hot");
+  f.settle(s);
+  EXPECT_EQ(s.regions()[hot].state, RegionState::Reverted);
+  EXPECT_NE(s.regions()[hot].reason.find("element 7"), std::string::npos);
+}
+
+TEST(SessionPolicy, NamesRoundTrip) {
+  for (FusionPolicy p :
+       {FusionPolicy::Off, FusionPolicy::Static, FusionPolicy::All, FusionPolicy::Adaptive})
+    EXPECT_EQ(parse_policy(policy_name(p)), p);
+  EXPECT_FALSE(parse_policy("fast").has_value());
+}
+
 }  // namespace
 }  // namespace hf

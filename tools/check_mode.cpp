@@ -6,19 +6,12 @@
 #include <functional>
 #include <memory>
 
-#include "fusion/cpu_kernel_cache.h"
-#include "profiler/machine_probe.h"
 #include "runtime/exec/compare.h"
+#include "runtime/exec/device_inputs.h"
 #include "runtime/io/onnx_import.h"
 #include "runtime/io/test_data.h"
 #include "runtime/ir/error.h"
-#include "session/fuse_graph.h"
-#include "session/fusing_backend.h"
-#include "session/fusing_cuda_backend.h"
-#if HF_HAVE_CUDA_BACKEND
-#include "runtime/cuda/caching_allocator.h"
-#include "runtime/cuda/device_peak.h"
-#endif
+#include "session/run_target.h"
 
 namespace hf {
 
@@ -26,50 +19,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using RunFn = std::function<std::span<const TensorView>(std::span<const TensorView>)>;
-
-// The plan the data sets run on, and what it is, for the header line.
+// The plan the data sets run on: a Session with the --fusion mode as its policy, run on the
+// first data set until it settles. Inputs go up and outputs come down through the backend
+// (memcpy on the CPU), so the comparison sees host memory on either backend.
 struct Runner {
-  RunFn run;
-  std::string plan;
-  std::string regions;  // adaptive: one line per region the session considered
-  // Whatever `run` refers to.
-  std::unique_ptr<FusionResult> fused;
-#if HF_HAVE_CUDA_BACKEND
-  std::unique_ptr<CudaKernelCache> cuda_kernels;  // before `backend`: it uses the kernels
-#endif
-  std::unique_ptr<Backend> backend;
-  std::unique_ptr<Executor> executor;
-  std::unique_ptr<Session> session;     // after cuda_kernels: its fused plans use them
-  std::shared_ptr<struct DeviceIo> io;  // CUDA: freed before the plan's backend goes
-};
-
-// The CUDA side of a check: input buffers allocated once (every data set has the graph's
-// input shapes, checked when it was read), outputs downloaded into host tensors, so the
-// comparison code sees host memory on either backend.
-struct DeviceIo {
-  Backend& b;
-  std::vector<void*> bufs;
-  std::vector<TensorView> in;
+  std::unique_ptr<RunTarget> target;
+  std::unique_ptr<DeviceInputs> in;  // the graph's input buffers, refilled per data set
+  std::unique_ptr<Session> session;  // last: it goes first
   std::vector<HostTensor> out;
   std::vector<TensorView> out_views;
-  DeviceIo(Backend& backend, const Graph& g) : b(backend) {
-    for (ValueId v : g.inputs()) {
-      const Value& val = g.value(v);
-      bufs.push_back(b.alloc(static_cast<size_t>(numel(val.shape)) * dtype_size(val.dtype)));
-      in.push_back(contiguous_view(bufs.back(), val.dtype, val.shape));
-    }
-  }
-  ~DeviceIo() {
-    for (void* p : bufs) b.free(p);
-  }
-  DeviceIo(const DeviceIo&) = delete;
-  DeviceIo& operator=(const DeviceIo&) = delete;
-  std::span<const TensorView> run(const RunFn& device_run, std::span<const TensorView> host) {
+
+  std::span<const TensorView> run(const std::vector<HostTensor>& host) {
+    Backend& b = target->backend();
     for (size_t k = 0; k < host.size(); ++k)
-      b.upload(in[k].data, host[k].data,
-               static_cast<size_t>(host[k].numel()) * dtype_size(host[k].dtype));
-    std::span<const TensorView> res = device_run(in);
+      b.upload(in->buffers[k], host[k].data(), host[k].bytes());
+    std::span<const TensorView> res = session->run(in->views);
     out.clear();
     out_views.clear();
     for (const TensorView& v : res) {
@@ -81,136 +45,54 @@ struct DeviceIo {
   }
 };
 
-std::vector<TensorView> views_of(const std::vector<HostTensor>& ts) {
-  std::vector<TensorView> v;
-  for (const HostTensor& t : ts) v.push_back(t.view());
-  return v;
-}
-
-// --backend cuda with --fusion off|static|all: unfused AOT/cuBLAS/cuDNN kernels, or the
-// graph fused with NVRTC kernels (as hotfuse-run's run_cuda); inputs and outputs move
-// through DeviceIo.
-Runner make_cuda_runner(const CheckOptions& o, const Graph& g, fusion::FusionLevel level) {
-  Runner r;
-#if HF_HAVE_CUDA_BACKEND
-  auto& gpu = static_cast<cuda::CudaBackend&>(*o.cuda);
-  const int before = kernel_count(g);
-  if (level == fusion::FusionLevel::Off) {
-    r.executor = std::make_unique<Executor>(g, gpu);
-    r.plan = "off, " + std::to_string(before) + " kernels";
-  } else {
-    const cuda::DeviceStatus& dev = gpu.device();
-    r.cuda_kernels =
-        std::make_unique<CudaKernelCache>(dev.device, dev.arch, CudaKernelCache::default_disk());
-    CudaKernelCache* cache = r.cuda_kernels.get();
-    r.fused = std::make_unique<FusionResult>(fuse_graph(
-        g, level,
-        [cache](const auto& spec, const auto& origin) { return cache->ensure(spec, origin); }));
-    for (const std::string& f : r.fused->failures)
-      std::fprintf(stderr, "hotfuse-run: %s\n", f.c_str());
-    r.backend = std::make_unique<FusingCudaBackend>(gpu, *cache);
-    try {
-      r.executor = std::make_unique<Executor>(r.fused->graph, *r.backend);
-      r.plan = o.fusion + ", kernels " + std::to_string(before) + " -> " +
-               std::to_string(kernel_count(r.fused->graph));
-    } catch (const cuda::DeviceOutOfMemory& e) {
-      // One line, then the unfused plan: its results are as correct (docs/reliability.md).
-      std::fprintf(stderr, "hotfuse-run: the fused plan: %s; checking the unfused plan\n",
-                   e.what());
-      r.executor = std::make_unique<Executor>(g, gpu);
-      r.plan =
-          o.fusion + " (out of device memory: unfused), " + std::to_string(before) + " kernels";
-    }
-  }
-  r.plan += ", on cuda (" + gpu.device().name + ")";
-  r.io = std::make_shared<DeviceIo>(gpu, g);
-  Executor* e = r.executor.get();
-  RunFn device_run = [e](std::span<const TensorView> in) { return e->run(in); };
-  DeviceIo* io = r.io.get();
-  r.run = [io, device_run](std::span<const TensorView> in) { return io->run(device_run, in); };
-#else
-  (void)o, (void)g, (void)level;
-  throw Error("this build has no CUDA backend");
-#endif
-  return r;
-}
-
-// off/static/all: the graph as fuse_graph leaves it. adaptive: a Session run on the first
-// data set until it settles, so the data sets run on the plan after its swaps.
-Runner make_runner(const CheckOptions& o, const Graph& g, cpu::CpuBackend& cpu,
+Runner make_runner(const CheckOptions& o, const Graph& g,
                    const std::vector<HostTensor>& first_inputs) {
   Runner r;
-  fusion::CpuKernelCache& cache = fusion::CpuKernelCache::process();
-  const int before = kernel_count(g);
-  if (o.fusion == "adaptive") {
-    // On CUDA the session's inputs and outputs are device memory: the data sets go through
-    // DeviceIo, and so does the first one while the session settles on it.
-    std::string where;
-    if (o.cuda) {
-#if HF_HAVE_CUDA_BACKEND
-      auto& gpu = static_cast<cuda::CudaBackend&>(*o.cuda);
-      const cuda::DeviceStatus& dev = gpu.device();
-      r.cuda_kernels =
-          std::make_unique<CudaKernelCache>(dev.device, dev.arch, CudaKernelCache::default_disk());
-      r.session =
-          std::make_unique<Session>(g, cuda_session_target(gpu, *r.cuda_kernels, cache.workdir()),
-                                    cuda::device_peak(gpu), o.session);
-      r.io = std::make_shared<DeviceIo>(gpu, g);
-      Session* s = r.session.get();
-      DeviceIo* io = r.io.get();
-      RunFn device_run = [s](std::span<const TensorView> in) { return s->run(in); };
-      r.run = [io, device_run](std::span<const TensorView> in) { return io->run(device_run, in); };
-      where = ", on cuda (" + dev.name + ")";
-#else
-      throw Error("this build has no CUDA backend");
-#endif
-    } else {
-      MachinePeak machine = probe_machine(cpu.pool(), fusion::DiskCache::default_dir());
-      r.session = std::make_unique<Session>(g, cpu, cache, machine, o.session);
-      Session* s = r.session.get();
-      r.run = [s](std::span<const TensorView> in) { return s->run(in); };
-    }
-    std::vector<TensorView> in = views_of(first_inputs);
-    auto t0 = std::chrono::steady_clock::now();
-    while (!r.session->settled()) {
-      r.run(in);
-      if (std::chrono::steady_clock::now() - t0 > std::chrono::duration<double>(o.settle_timeout)) {
-        std::fprintf(stderr,
-                     "hotfuse-run: still %s after %g s (--settle-timeout); checking as it is\n",
-                     std::string(phase_name(r.session->phase())).c_str(), o.settle_timeout);
-        break;
-      }
-    }
-    int swapped = 0;
-    for (const RegionRecord& rr : r.session->regions()) {
-      swapped += rr.state == RegionState::Swapped;
-      r.regions += "  region " + std::to_string(rr.id) + " [" +
-                   std::string(region_state_name(rr.state)) + "] " + rr.reason + "\n";
-    }
-    r.plan = "adaptive, settled after " + std::to_string(r.session->iterations().size()) +
-             " iterations: " + std::to_string(swapped) + " regions swapped in, kernels " +
-             std::to_string(before) + " -> " + std::to_string(r.session->kernels_now());
-    r.plan += where;
-    return r;
+  SessionOptions so = o.session;
+  if (so.policy != FusionPolicy::Adaptive) {
+    // Their choice does not depend on timings: a checked plan needs none worth the wait.
+    so.warmup_iters = 0;
+    so.warmup_min_s = 0;
+    so.profile_iters = so.reprofile_iters = 1;
   }
-  auto level = fusion::parse_fusion_level(o.fusion);
-  if (!level) throw Error("--fusion " + o.fusion + ": not a fusion mode");
-  if (o.cuda) return make_cuda_runner(o, g, *level);
-  if (*level == fusion::FusionLevel::Off) {
-    r.executor = std::make_unique<Executor>(g, cpu);
-    r.plan = "off, " + std::to_string(before) + " kernels";
-  } else {
-    r.fused = std::make_unique<FusionResult>(fuse_graph(g, *level, cache));
-    for (const std::string& f : r.fused->failures)
-      std::fprintf(stderr, "hotfuse-run: %s\n", f.c_str());
-    r.backend = std::make_unique<FusingCpuBackend>(cpu, cache);
-    r.executor = std::make_unique<Executor>(r.fused->graph, *r.backend);
-    r.plan = o.fusion + ", kernels " + std::to_string(before) + " -> " +
-             std::to_string(kernel_count(r.fused->graph));
+  r.target = make_run_target(o.cuda, o.threads, so.policy != FusionPolicy::Off);
+  r.in = std::make_unique<DeviceInputs>(r.target->backend(), first_inputs);
+  r.session = std::make_unique<Session>(g, r.target->session_target(), r.target->machine(), so);
+  auto t0 = std::chrono::steady_clock::now();
+  while (!r.session->settled()) {
+    r.run(first_inputs);
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::duration<double>(o.settle_timeout)) {
+      std::fprintf(stderr,
+                   "hotfuse-run: still %s after %g s (--settle-timeout); checking as it is\n",
+                   std::string(phase_name(r.session->phase())).c_str(), o.settle_timeout);
+      break;
+    }
   }
-  Executor* e = r.executor.get();
-  r.run = [e](std::span<const TensorView> in) { return e->run(in); };
+  for (const RegionRecord& rr : r.session->regions())
+    if (rr.state == RegionState::Failed)
+      std::fprintf(stderr, "hotfuse-run: %s\n", rr.reason.c_str());
   return r;
+}
+
+// "all, settled after 9 iterations: 1 regions swapped in, kernels 6 -> 1, on cpu, 2 threads"
+// and, for adaptive, one line per region the session considered.
+std::string describe_plan(const Runner& r) {
+  const Session& s = *r.session;
+  int swapped = 0;
+  for (const RegionRecord& rr : s.regions()) swapped += rr.state == RegionState::Swapped;
+  std::string plan = std::string(policy_name(s.options().policy)) + ", settled after " +
+                     std::to_string(s.iterations().size()) + " iterations: ";
+  if (s.static_rewrites() > 0)
+    plan += std::to_string(s.static_rewrites()) + " static rewrites";
+  else
+    plan += std::to_string(swapped) + " regions swapped in";
+  plan += ", kernels " + std::to_string(s.kernels_before()) + " -> " +
+          std::to_string(s.kernels_now()) + ", on " + r.target->where() + "\n";
+  if (s.options().policy == FusionPolicy::Adaptive)
+    for (const RegionRecord& rr : s.regions())
+      plan += "  region " + std::to_string(rr.id) + " [" +
+              std::string(region_state_name(rr.state)) + "] " + rr.reason + "\n";
+  return plan;
 }
 
 std::string coords(int64_t flat, const Shape& shape) {
@@ -277,16 +159,13 @@ int run_check(const CheckOptions& o) {
     expected.push_back(read_expected_outputs(g, set));
   }
 
-  cpu::ThreadPool pool(o.threads);
-  cpu::CpuBackend cpu(&pool);
-  Runner runner = make_runner(o, g, cpu, inputs.front());
-  std::printf("check %s: %zu data set%s; --fusion %s; atol %g, rtol %g\n", o.dir.string().c_str(),
-              sets.size(), sets.size() == 1 ? "" : "s", runner.plan.c_str(), o.atol, o.rtol);
-  std::fputs(runner.regions.c_str(), stdout);
+  Runner runner = make_runner(o, g, inputs.front());
+  std::printf("check %s: %zu data set%s; atol %g, rtol %g; --fusion %s", o.dir.string().c_str(),
+              sets.size(), sets.size() == 1 ? "" : "s", o.atol, o.rtol,
+              describe_plan(runner).c_str());
   int passed = 0;
   for (size_t s = 0; s < sets.size(); ++s) {
-    std::vector<TensorView> in = views_of(inputs[s]);
-    std::span<const TensorView> out = runner.run(in);
+    std::span<const TensorView> out = runner.run(inputs[s]);
     std::vector<std::string> problems;
     double worst = 0;
     for (size_t k = 0; k < out.size(); ++k) {

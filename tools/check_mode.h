@@ -15,10 +15,9 @@ namespace hf {
 struct CheckOptions {
   std::filesystem::path dir;
   double atol = 1e-3, rtol = 1e-3;  // onnx_test_runner's defaults
-  std::string fusion = "adaptive";  // off | static | all | adaptive
   int threads = 0;
-  SessionOptions session;       // adaptive
-  double settle_timeout = 300;  // adaptive: seconds to wait for the session to settle
+  SessionOptions session;       // its policy is the --fusion mode
+  double settle_timeout = 300;  // seconds to wait for the session to settle
   // The CUDA backend (choose_backend's), or null: the CPU. Every --fusion mode runs on both.
   Backend* cuda = nullptr;
 };

@@ -1,0 +1,34 @@
+// What a launcher needs to run a Session on one backend, owned together: the backend, the
+// kernel cache of its target, the yardsticks ops are classified against. hotfuse-run and
+// --check both run every --fusion mode through one of these, on the CPU or on CUDA.
+#pragma once
+#include <memory>
+#include <span>
+#include <string>
+
+#include "profiler/machine_probe.h"
+#include "session/session_target.h"
+
+namespace hf {
+
+class Session;
+
+class RunTarget {
+ public:
+  virtual ~RunTarget() = default;
+  // "cpu, 2 threads", "cuda NVIDIA H200 (sm_90)": for headers and the trace.
+  virtual std::string where() const = 0;
+  virtual Backend& backend() = 0;
+  virtual SessionTarget session_target() = 0;
+  virtual const MachinePeak& machine() const = 0;
+  // After the timed iterations: what this backend can say beyond the session's profile
+  // (on CUDA, device time per op from CUPTI). `inputs` are in backend() memory.
+  virtual void print_device_profile(Session& s, std::span<const TensorView> inputs, int iters) {}
+};
+
+// `cuda`: the CUDA backend BackendChoice made (it must outlive the target), or null for
+// the CPU with `threads` threads (0: HOTFUSE_NUM_THREADS, else every hardware thread).
+// `fusing`: whether fused kernels will be generated (MGB_JIT_BACKEND is then checked).
+std::unique_ptr<RunTarget> make_run_target(Backend* cuda, int threads, bool fusing);
+
+}  // namespace hf
