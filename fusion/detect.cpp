@@ -4,7 +4,7 @@
 #include <set>
 
 #include "fusion/kernel_abi.h"
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 
 namespace hf::fusion {
 

@@ -7,8 +7,8 @@
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/nn_kernels.h"
 #include "runtime/ir/error.h"
+#include "runtime/ir/op_table.h"
 #include "runtime/ops/half.h"
-#include "runtime/ops/op_table.h"
 
 namespace hf::cpu {
 

@@ -10,7 +10,7 @@
 #include "runtime/cuda/kernels.h"
 #include "runtime/cuda/matmul.h"
 #include "runtime/cuda/nn_ops.h"
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 
 namespace hf::cuda {
 

@@ -24,7 +24,7 @@ inline constexpr NodeId kNoNode = -1;
 
 enum class OpType : uint8_t {
 #define X(NAME, ARITY) NAME,
-#include "runtime/ops/op_types.def"
+#include "runtime/ir/op_types.def"
 #undef X
 };
 std::string_view op_type_name(OpType t);

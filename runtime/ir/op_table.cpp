@@ -1,10 +1,10 @@
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "runtime/ir/error.h"
-#include "runtime/ops/nn_geometry.h"
+#include "runtime/ir/nn_geometry.h"
 #include "runtime/ops/reduce_mode.h"
 
 namespace hf {
@@ -13,7 +13,7 @@ namespace {
 
 constexpr int kOpArity[] = {
 #define X(NAME, ARITY) ARITY,
-#include "runtime/ops/op_types.def"
+#include "runtime/ir/op_types.def"
 #undef X
 };
 
