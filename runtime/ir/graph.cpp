@@ -10,7 +10,7 @@ namespace hf {
 
 namespace {
 constexpr std::string_view kOpNames[] = {
-#define X(NAME, ARITY) #NAME,
+#define X(NAME, ...) #NAME,
 #include "runtime/ir/op_types.def"
 #undef X
 };

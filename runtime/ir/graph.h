@@ -23,7 +23,7 @@ using NodeId = int32_t;
 inline constexpr NodeId kNoNode = -1;
 
 enum class OpType : uint8_t {
-#define X(NAME, ARITY) NAME,
+#define X(NAME, ...) NAME,
 #include "runtime/ir/op_types.def"
 #undef X
 };

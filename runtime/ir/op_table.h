@@ -1,14 +1,33 @@
-// Per-operator rules: what an op's outputs are, and what it costs.
+// Per-operator rules: what an op's outputs are, what it costs, and how fusion can take it.
 //
 // infer_outputs is the single place that knows each op's arity, attribute, dtype and shape
 // rules; Graph::add_node and verify() both call it. flops/bytes feed the profiler's
 // roofline classification.
 #pragma once
+#include <string_view>
 #include <vector>
 
 #include "runtime/ir/graph.h"
 
 namespace hf {
+
+// How fusion can take an op. fusion/detect.cpp adds what depends on the node (TypeCvt
+// only between float types, which Reduces).
+enum class OpKind : uint8_t {
+  Compute,   // one expression per element
+  Reduce,    // a trailing Reduce: only a region's root
+  View,      // absorbed as a strided view of an input
+  Constant,  // one element: absorbed as a literal
+  Opaque,    // never fused
+};
+
+// An op type's row of op_types.def.
+struct OpInfo {
+  int arity;  // -1: given by the attributes
+  OpKind kind;
+  std::string_view why_opaque;
+};
+const OpInfo& op_info(OpType t);
 
 struct ValueType {
   DType dtype;
