@@ -4,7 +4,7 @@
 #include <set>
 
 #include "fusion/kernel_abi.h"
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 
 namespace hf::fusion {
 
@@ -42,15 +42,6 @@ int kernel_count(const Graph& g, const Detection& d) {
 }
 
 namespace {
-
-// How a node can take part in a region.
-enum class Kind {
-  Compute,   // Elemwise, PowC, float TypeCvt: one expression per element
-  Reduce,    // a trailing Reduce: only a region's root
-  View,      // Broadcast, Reshape, Dimshuffle: absorbed as a strided view of an input
-  Constant,  // one element: absorbed as a literal
-  Opaque,    // never fused
-};
 
 std::string quoted(const Graph& g, NodeId n) {
   return "'" + g.node(n).name + "'";
@@ -99,8 +90,8 @@ class Detector {
     for (auto it = order_.rbegin(); it != order_.rend(); ++it) visit(*it);
     merge_all();
     for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
-      Kind k = kind(*it, nullptr);
-      if (region_of_[*it] < 0 && (k == Kind::View || k == Kind::Constant)) absorb(*it);
+      OpKind k = kind(*it, nullptr);
+      if (region_of_[*it] < 0 && (k == OpKind::View || k == OpKind::Constant)) absorb(*it);
     }
     return finish();
   }
@@ -125,63 +116,38 @@ class Detector {
     return d;
   }
 
-  Kind kind(NodeId id, std::string* why) const {
+  // How the node can take part in a region: its op's kind (op_types.def), unless what
+  // depends on the node rules it out (then Opaque, and `why` says why).
+  OpKind kind(NodeId id, std::string* why) const {
     const Node& n = g_.node(id);
     auto refuse = [&](std::string s) {
       if (why) *why = std::move(s);
-      return Kind::Opaque;
+      return OpKind::Opaque;
     };
-    switch (n.op) {
-      case OpType::Elemwise:
-      case OpType::PowC:
-        return Kind::Compute;
-      case OpType::TypeCvt: {
-        DType from = g_.value(n.inputs[0]).dtype, to = g_.value(n.outputs[0]).dtype;
-        if (is_float(from) && is_float(to)) return Kind::Compute;
+    const OpInfo& op = op_info(n.op);
+    if (op.kind == OpKind::Opaque) return refuse(std::string(op.why_opaque));
+    if (n.op == OpType::TypeCvt) {
+      DType from = g_.value(n.inputs[0]).dtype, to = g_.value(n.outputs[0]).dtype;
+      if (!is_float(from) || !is_float(to))
         return refuse("TypeCvt " + std::string(dtype_name(from)) + " -> " +
                       std::string(dtype_name(to)) + " is not fusible (only between float types)");
-      }
-      case OpType::Reduce: {
-        if (!o_.fuse_reduce)
-          return refuse("Reduce is not fused at this level (fuse_reduce is off)");
-        const Value& in = g_.value(n.inputs[0]);
-        if (!is_float(in.dtype))
-          return refuse("Reduce of " + std::string(dtype_name(in.dtype)) +
-                        " is not fused (float types only)");
-        int rank = static_cast<int>(in.shape.size());
-        std::vector<int> axes = reduce_axes(n, rank);
-        if (axes.empty()) return refuse("Reduce over no axis is a copy");
-        if (static_cast<int>(axes.size()) == rank)
-          return refuse(
-              "Reduce over every axis leaves one row: a fused kernel would run it on "
-              "one thread");
-        for (size_t i = 0; i < axes.size(); ++i)
-          if (axes[i] != rank - static_cast<int>(axes.size() - i))
-            return refuse("Reduce is fused only over the innermost axes (a trailing reduce)");
-        return Kind::Reduce;
-      }
-      case OpType::Broadcast:
-      case OpType::Reshape:
-      case OpType::Dimshuffle:
-        return Kind::View;
-      case OpType::Constant:
-        return Kind::Constant;
-      case OpType::MatMul:
-        return refuse("MatMul is not element-wise");
-      case OpType::Conv:
-      case OpType::MaxPool:
-      case OpType::AveragePool:
-        return refuse(std::string(op_type_name(n.op)) +
-                      " is a windowed op (a library or direct kernel), not element-wise");
-      case OpType::Concat:
-      case OpType::Slice:
-      case OpType::Gather:
-        return refuse(std::string(op_type_name(n.op)) +
-                      " moves data between positions; it is not fused (a barrier)");
-      case OpType::Fused:
-        return refuse("already a fused kernel");
     }
-    return refuse("unknown op");
+    if (op.kind != OpKind::Reduce) return op.kind;
+    if (!o_.fuse_reduce) return refuse("Reduce is not fused at this level (fuse_reduce is off)");
+    const Value& in = g_.value(n.inputs[0]);
+    if (!is_float(in.dtype))
+      return refuse("Reduce of " + std::string(dtype_name(in.dtype)) +
+                    " is not fused (float types only)");
+    int rank = static_cast<int>(in.shape.size());
+    std::vector<int> axes = reduce_axes(n, rank);
+    if (axes.empty()) return refuse("Reduce over no axis is a copy");
+    if (static_cast<int>(axes.size()) == rank)
+      return refuse(
+          "Reduce over every axis leaves one row: a fused kernel would run it on one thread");
+    for (size_t i = 0; i < axes.size(); ++i)
+      if (axes[i] != rank - static_cast<int>(axes.size() - i))
+        return refuse("Reduce is fused only over the innermost axes (a trailing reduce)");
+    return OpKind::Reduce;
   }
 
   // A view that leaves every index where it is, so a value computed in the region can flow
@@ -273,7 +239,7 @@ class Detector {
       for (auto it = keys.lower_bound({v, kNoNode - 1}); it != keys.end() && it->first == v;)
         it = keys.erase(it);
     if (!literal) {
-      NodeId tag = kind(id, nullptr) == Kind::View ? id : kNoNode;
+      NodeId tag = kind(id, nullptr) == OpKind::View ? id : kNoNode;
       for (ValueId v : n.inputs) keys.insert({v, tag});
     }
     return keys;
@@ -293,9 +259,9 @@ class Detector {
     Grow& R = regions_[r];
     R.nodes.insert(id);
     R.inputs = std::move(inputs);
-    Kind k = kind(id, nullptr);
-    if (k == Kind::View) R.views.push_back(id);
-    if (k == Kind::Compute || k == Kind::Reduce || literal) ++R.exprs;
+    OpKind k = kind(id, nullptr);
+    if (k == OpKind::View) R.views.push_back(id);
+    if (k == OpKind::Compute || k == OpKind::Reduce || literal) ++R.exprs;
     region_of_[id] = r;
   }
 
@@ -360,13 +326,13 @@ class Detector {
   // Step 1: join the consumers' region or start one.
   void visit(NodeId id) {
     std::string why;
-    Kind k = kind(id, &why);
-    if (k == Kind::Opaque) {
+    OpKind k = kind(id, &why);
+    if (k == OpKind::Opaque) {
       why_[id] = why;
       note_consumer_regions(id, why);
       return;
     }
-    if (k == Kind::View || k == Kind::Constant) {
+    if (k == OpKind::View || k == OpKind::Constant) {
       absorb(id);
       return;
     }
@@ -381,7 +347,7 @@ class Detector {
       Grow& R = regions_[r];
       std::set<InputKey> ins;
       int row_axis = -1;
-      if (k == Kind::Reduce || out.shape != R.shape) why = row_refusal(R, id, row_axis);
+      if (k == OpKind::Reduce || out.shape != R.shape) why = row_refusal(R, id, row_axis);
       if (why.empty())
         why = views_refusal(R.views, [&](NodeId x) { return x == id || region_of_[x] == r; });
       if (why.empty()) {
@@ -400,8 +366,8 @@ class Detector {
     }
     why_[id] = why;
     Grow R;
-    R.shape = k == Kind::Reduce ? g_.value(n.inputs[0]).shape : out.shape;
-    if (k == Kind::Reduce) R.reduce = id;
+    R.shape = k == OpKind::Reduce ? g_.value(n.inputs[0]).shape : out.shape;
+    if (k == OpKind::Reduce) R.reduce = id;
     R.outputs = 1;
     regions_.push_back(std::move(R));
     int nr = static_cast<int>(regions_.size()) - 1;
@@ -452,7 +418,7 @@ class Detector {
       for (ValueId v : g_.node(n).outputs) produced.insert(v);
     std::set<InputKey> keys;
     for (NodeId n : nodes) {
-      NodeId tag = kind(n, nullptr) == Kind::View ? n : kNoNode;
+      NodeId tag = kind(n, nullptr) == OpKind::View ? n : kNoNode;
       bool literal = g_.node(n).op == OpType::Constant;
       if (!literal)
         for (ValueId v : g_.node(n).inputs)

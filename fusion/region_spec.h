@@ -17,7 +17,7 @@
 #include "fusion/detect.h"
 #include "fusion/kernel_abi.h"
 #include "fusion/spec.h"
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 
 namespace hf::fusion {
 

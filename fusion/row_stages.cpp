@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 
 namespace hf::fusion {
 

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "runtime/ir/error.h"
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 
 namespace hf::fusion {
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "profiler/step_times.h"
+#include "runtime/cpu/thread_pool.h"
 #include "runtime/ir/tensor.h"
 
 #ifndef HF_VERSION

@@ -9,7 +9,11 @@
 #include <optional>
 #include <string>
 
-#include "runtime/cpu/thread_pool.h"
+// The probe runs on the CPU backend's pool, but the yardstick does not need the backend:
+// its readers (op_class, the session, the GPU probe) do not include it.
+namespace hf::cpu {
+class ThreadPool;
+}
 
 namespace hf {
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <ostream>
 
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 
 namespace hf {
 

@@ -20,7 +20,7 @@
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/ir/error.h"
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 #include "session/backend_select.h"
 #include "session/fuse_graph.h"
 #include "tests/support/jit_env.h"

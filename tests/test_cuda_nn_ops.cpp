@@ -16,7 +16,7 @@
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/ir/error.h"
-#include "runtime/ops/nn_geometry.h"
+#include "runtime/ir/nn_geometry.h"
 #include "tests/support/jit_env.h"
 #if HF_HAVE_CUDA_BACKEND
 #include "runtime/cuda/caching_allocator.h"

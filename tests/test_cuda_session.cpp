@@ -16,8 +16,8 @@
 #include "session/session.h"
 #include "tests/support/jit_env.h"
 #if HF_HAVE_CUDA_BACKEND
+#include "profiler/device_peak.h"
 #include "runtime/cuda/cuda_backend.h"
-#include "runtime/cuda/device_peak.h"
 #include "session/fusing_cuda_backend.h"
 #include "tests/support/cuda_device.h"
 #endif

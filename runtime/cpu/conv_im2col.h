@@ -2,7 +2,7 @@
 // kernel for geometries oneDNN refuses, and the baseline bench/conv_bench measures.
 #pragma once
 #include "runtime/cpu/thread_pool.h"
-#include "runtime/ops/nn_geometry.h"
+#include "runtime/ir/nn_geometry.h"
 
 namespace hf::cpu {
 

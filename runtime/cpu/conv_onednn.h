@@ -18,7 +18,7 @@
 #include <memory>
 
 #include "runtime/cpu/thread_pool.h"
-#include "runtime/ops/nn_geometry.h"
+#include "runtime/ir/nn_geometry.h"
 
 namespace hf::cpu {
 

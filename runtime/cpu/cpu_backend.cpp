@@ -7,8 +7,7 @@
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/nn_kernels.h"
 #include "runtime/ir/error.h"
-#include "runtime/ops/half.h"
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 
 namespace hf::cpu {
 
@@ -26,24 +25,6 @@ class FnKernel final : public Kernel {
  private:
   RunFn fn_;
 };
-
-// Writes `values` (one = splat) into a contiguous tensor of any dtype.
-void fill(const TensorView& out, const std::vector<double>& values) {
-  int64_t n = out.numel();
-  for (int64_t i = 0; i < n; ++i) {
-    double v = values.size() == 1 ? values[0] : values[i];
-    char* p = static_cast<char*>(out.data) + i * dtype_size(out.dtype);
-    switch (out.dtype) {
-      case DType::F32: *reinterpret_cast<float*>(p) = static_cast<float>(v); break;
-      case DType::F16: *reinterpret_cast<f16*>(p) = to_f16(static_cast<float>(v)); break;
-      case DType::BF16: *reinterpret_cast<bf16*>(p) = to_bf16(static_cast<float>(v)); break;
-      case DType::I32: *reinterpret_cast<int32_t*>(p) = static_cast<int32_t>(v); break;
-      case DType::I64: *reinterpret_cast<int64_t*>(p) = static_cast<int64_t>(v); break;
-      case DType::Bool: *reinterpret_cast<uint8_t*>(p) = v != 0; break;
-      case DType::U8: *reinterpret_cast<uint8_t*>(p) = static_cast<uint8_t>(v); break;
-    }
-  }
-}
 
 }  // namespace
 
@@ -146,10 +127,8 @@ std::unique_ptr<Kernel> CpuBackend::make_kernel(const Graph& g, const Node& n) {
     case OpType::Broadcast:
       return std::make_unique<FnKernel>(
           [&pool](auto in, auto out) { copy(in[0].broadcast_to(out[0].shape), out[0], pool); });
-    case OpType::Constant: {
-      std::vector<double> values = n.attr_floats("value");
-      return std::make_unique<FnKernel>([values](auto, auto out) { fill(out[0], values); });
-    }
+    case OpType::Constant:  // the plan folds constants (runtime/ir/constant.h)
+      break;
     case OpType::MatMul:
       return std::make_unique<FnKernel>(
           [&pool](auto in, auto out) { matmul(in[0], in[1], out[0], pool); });

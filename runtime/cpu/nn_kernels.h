@@ -6,8 +6,8 @@
 #include <span>
 
 #include "runtime/cpu/thread_pool.h"
+#include "runtime/ir/nn_geometry.h"
 #include "runtime/ir/tensor.h"
-#include "runtime/ops/nn_geometry.h"
 
 namespace hf::cpu {
 

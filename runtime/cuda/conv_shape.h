@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "runtime/ops/nn_geometry.h"
+#include "runtime/ir/nn_geometry.h"
 
 namespace hf::cuda {
 

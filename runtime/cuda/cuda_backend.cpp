@@ -3,14 +3,13 @@
 #include <cublas_v2.h>
 #include <cudnn.h>
 
-#include "runtime/cpu/cpu_backend.h"
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/conv_cudnn.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/kernels.h"
 #include "runtime/cuda/matmul.h"
 #include "runtime/cuda/nn_ops.h"
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 
 namespace hf::cuda {
 
@@ -121,22 +120,6 @@ class MemcpyKernel final : public Kernel {
   cudaStream_t stream_;
 };
 
-// Constants run once at plan time: computed by the CPU backend's kernel, then uploaded.
-class ConstantKernel final : public Kernel {
- public:
-  ConstantKernel(std::unique_ptr<Kernel> cpu, CudaBackend& b) : cpu_(std::move(cpu)), b_(b) {}
-  void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
-    HostTensor host(out[0].dtype, out[0].shape);
-    TensorView hv = host.view();
-    cpu_->run(in, std::span<const TensorView>(&hv, 1));
-    b_.upload(out[0].data, host.data(), host.bytes());
-  }
-
- private:
-  std::unique_ptr<Kernel> cpu_;
-  CudaBackend& b_;
-};
-
 ReduceParams reduce_params(const Graph& g, const Node& n) {
   const Value& in = g.value(n.inputs[0]);
   const int rank = static_cast<int>(in.shape.size());
@@ -231,8 +214,8 @@ void CudaBackend::download(void* dst, const void* src, size_t bytes) {
 }
 
 std::unique_ptr<Kernel> CudaBackend::make_kernel(const Graph& g, const Node& n) {
-  if (n.op == OpType::Constant)
-    return std::make_unique<ConstantKernel>(cpu::CpuBackend().make_kernel(g, n), *this);
+  if (n.op == OpType::Constant)  // it has no input; the plan folds it (runtime/ir/constant.h)
+    throw Error(describe(n) + ": constants are folded by the plan, not run as kernels");
   const Value& out = g.value(n.outputs[0]);
   const Value& in0 = g.value(n.inputs[0]);
   auto unsupported = [&](const std::string& why) {

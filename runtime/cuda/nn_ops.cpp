@@ -8,7 +8,7 @@
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/kernels.h"
 #include "runtime/cuda/nn_kernels.h"
-#include "runtime/ops/nn_geometry.h"
+#include "runtime/ir/nn_geometry.h"
 
 namespace hf::cuda {
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "runtime/ir/constant.h"
 #include "runtime/ir/error.h"
 #include "runtime/ir/memory_cap.h"
 
@@ -129,16 +130,18 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
 
     for (NodeId id : order) {
       const Node& n = g.node(id);
+      // Constants are folded once, here, for every backend, and never become steps.
+      if (n.op == OpType::Constant) {
+        HostTensor value = constant_value(g, n);
+        backend_.upload(view_of(n.outputs[0]).data, value.data(), value.bytes());
+        continue;
+      }
       Step st;
       st.node = id;
       st.kernel = backend_.make_kernel(g, n);
       for (ValueId v : n.inputs) st.inputs.push_back(view_of(v));
       for (ValueId v : n.outputs) st.outputs.push_back(view_of(v));
-      // Constants are computed once, here, and never become steps of the iteration.
-      if (n.op == OpType::Constant)
-        st.kernel->run(st.inputs, st.outputs);
-      else
-        steps_.push_back(std::move(st));
+      steps_.push_back(std::move(st));
     }
   } catch (...) {
     for (void* p : buffers_) backend_.free(p);

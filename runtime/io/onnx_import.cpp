@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "runtime/io/onnx_internal.h"
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 
 namespace hf {
 

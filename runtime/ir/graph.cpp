@@ -4,14 +4,14 @@
 #include <set>
 
 #include "runtime/ir/error.h"
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 
 namespace hf {
 
 namespace {
 constexpr std::string_view kOpNames[] = {
-#define X(NAME, ARITY) #NAME,
-#include "runtime/ops/op_types.def"
+#define X(NAME, ...) #NAME,
+#include "runtime/ir/op_types.def"
 #undef X
 };
 }  // namespace

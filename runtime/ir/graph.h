@@ -23,8 +23,8 @@ using NodeId = int32_t;
 inline constexpr NodeId kNoNode = -1;
 
 enum class OpType : uint8_t {
-#define X(NAME, ARITY) NAME,
-#include "runtime/ops/op_types.def"
+#define X(NAME, ...) NAME,
+#include "runtime/ir/op_types.def"
 #undef X
 };
 std::string_view op_type_name(OpType t);

@@ -2,7 +2,7 @@
 
 #include "runtime/ir/error.h"
 #include "runtime/ir/graph.h"
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 
 namespace hf {
 

@@ -4,8 +4,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "runtime/ir/op_table.h"
 #include "runtime/ops/half.h"
-#include "runtime/ops/op_table.h"
 #include "runtime/ops/reduce_mode.h"
 #include "runtime/ops/scalar_math.h"
 #include "tests/support/reference_nn.h"

@@ -1,4 +1,4 @@
-#include "runtime/ops/nn_geometry.h"
+#include "runtime/ir/nn_geometry.h"
 
 #include <algorithm>
 

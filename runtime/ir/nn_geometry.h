@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "runtime/ir/graph.h"
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 
 namespace hf {
 

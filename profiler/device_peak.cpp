@@ -1,4 +1,4 @@
-#include "runtime/cuda/device_peak.h"
+#include "profiler/device_peak.h"
 
 #include <algorithm>
 #include <chrono>

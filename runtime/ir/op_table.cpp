@@ -1,19 +1,19 @@
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "runtime/ir/error.h"
-#include "runtime/ops/nn_geometry.h"
+#include "runtime/ir/nn_geometry.h"
 #include "runtime/ops/reduce_mode.h"
 
 namespace hf {
 
 namespace {
 
-constexpr int kOpArity[] = {
-#define X(NAME, ARITY) ARITY,
-#include "runtime/ops/op_types.def"
+constexpr OpInfo kOps[] = {
+#define X(NAME, ARITY, KIND, WHY_OPAQUE) {ARITY, OpKind::KIND, WHY_OPAQUE},
+#include "runtime/ir/op_types.def"
 #undef X
 };
 
@@ -101,6 +101,10 @@ DType dtype_attr(const Node& n) {
 
 }  // namespace
 
+const OpInfo& op_info(OpType t) {
+  return kOps[static_cast<int>(t)];
+}
+
 std::vector<int> reduce_axes(const Node& n, int rank) {
   std::vector<int64_t> raw = n.attr_ints("axes", std::vector<int64_t>{});
   std::vector<int> axes;
@@ -139,7 +143,7 @@ std::vector<int> dimshuffle_perm(const Node& n, int in_rank) {
 }
 
 std::vector<ValueType> infer_outputs(const Node& n, const std::vector<ValueType>& in) {
-  int arity = kOpArity[static_cast<int>(n.op)];
+  int arity = op_info(n.op).arity;
   if (arity >= 0 && static_cast<int>(in.size()) != arity)
     fail(n, "takes " + std::to_string(arity) + " inputs, got " + std::to_string(in.size()));
   switch (n.op) {
