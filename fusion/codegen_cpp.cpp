@@ -24,6 +24,7 @@
 #include "fusion/kernel_abi.h"
 #include "fusion/row_stages.h"
 #include "runtime/ops/half.h"
+#include "runtime/ops/pow_const.h"
 
 namespace hf::fusion {
 namespace codegen_detail {
@@ -86,18 +87,19 @@ std::string literal(double v, DType t) {
   return num(static_cast<long long>(c)) + "LL";
 }
 
-// pow_const's cases (runtime/cpu/pow_const.cpp), decided here since the exponent is known.
+// The formula of powc (runtime/ops/pow_const.h) for the exponent's case, decided here since
+// the exponent is known.
 std::string pow_const(const std::string& x, double exponent) {
   const float e = static_cast<float>(exponent);
-  constexpr int kMaxIntExponent = 16;
   if (e == 1.0f) return x;
-  if (e == std::trunc(e) && std::fabs(e) <= kMaxIntExponent) {
+  const PowCase c = pow_case(e);
+  if (c == PowCase::Int) {
     const int n = static_cast<int>(e);
     if (n >= 0) return "::hf::fusion::gen::powi<" + num(n) + ">(" + x + ")";
     return "1.0f / ::hf::fusion::gen::powi<" + num(-n) + ">(" + x + ")";
   }
-  if (e == 0.5f) return "::hf::ModeFn<::hf::Mode::SQRT>::apply(" + x + ")";
-  if (e == -0.5f) return "1.0f / ::hf::ModeFn<::hf::Mode::SQRT>::apply(" + x + ")";
+  if (c == PowCase::Sqrt) return "::hf::ModeFn<::hf::Mode::SQRT>::apply(" + x + ")";
+  if (c == PowCase::RSqrt) return "1.0f / ::hf::ModeFn<::hf::Mode::SQRT>::apply(" + x + ")";
   return "::hf::ModeFn<::hf::Mode::POW>::apply(" + x + ", " + float_literal(e) + ")";
 }
 
