@@ -1,5 +1,5 @@
-// The C++ generator, and the pieces the CUDA generator shares with it: spec validation and
-// analysis, the per-element eval function, conversions, the banner.
+// The C++ generator: the loops around the per-element eval (codegen_common.h) that GCC
+// vectorises, and the reduce tree of the unfused CPU reduce.
 //
 // Shape of a generated kernel (docs/codegen.md has complete examples):
 //   namespace hf_generated::<name> {
@@ -14,613 +14,17 @@
 // fusion/row_stages.h) and an entry that runs the phases row by row.
 #include "fusion/codegen_cpp.h"
 
-#include <cmath>
-#include <cstdio>
-#include <functional>
 #include <optional>
 #include <set>
 #include <stdexcept>
 
-#include "fusion/kernel_abi.h"
+#include "fusion/codegen_common.h"
 #include "fusion/row_stages.h"
-#include "runtime/ops/half.h"
 
 namespace hf::fusion {
-namespace codegen_detail {
 namespace {
 
-[[noreturn]] void fail(const std::string& what) {
-  throw std::invalid_argument("codegen: " + what);
-}
-
-std::string num(long long v) {
-  return std::to_string(v);
-}
-
-std::string join(const std::vector<std::string>& parts, const char* sep = ", ") {
-  std::string s;
-  for (size_t i = 0; i < parts.size(); ++i) s += (i ? sep : "") + parts[i];
-  return s;
-}
-
-bool valid_dtype(DType t) {
-  return static_cast<int>(t) < kDTypeCount;
-}
-
-// A float constant that reads back bit for bit: 9 significant digits identify a float.
-std::string float_literal(float f) {
-  if (f != f) return "::hf::f32_from_bits(0x7fc00000u)";
-  if (std::isinf(f))
-    return f > 0 ? "::hf::f32_from_bits(0x7f800000u)" : "::hf::f32_from_bits(0xff800000u)";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(f));
-  std::string s = buf;
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s + "f";
-}
-
-// A literal's value in its dtype, as a constant of its compute type. f16/bf16 literals are
-// rounded to their storage type here, at generation time; integers truncate and saturate.
-std::string literal(double v, DType t) {
-  switch (t) {
-    case DType::F32:
-      return float_literal(static_cast<float>(v));
-    case DType::F16:
-      return float_literal(to_f32(to_f16(static_cast<float>(v))));
-    case DType::BF16:
-      return float_literal(to_f32(to_bf16(static_cast<float>(v))));
-    case DType::Bool:
-      return v != 0 ? "true" : "false";  // NaN != 0: true, as type_convert
-    default:
-      break;
-  }
-  const double c = v != v ? 0.0 : std::trunc(v);
-  if (t == DType::U8) return num(static_cast<long long>(std::fmin(std::fmax(c, 0.0), 255.0)));
-  if (t == DType::I32) {
-    const long long n =
-        static_cast<long long>(std::fmin(std::fmax(c, -2147483648.0), 2147483647.0));
-    return n == -2147483648ll ? "(-2147483647 - 1)" : num(n);
-  }
-  if (c >= 9223372036854775808.0) return "9223372036854775807LL";
-  if (c <= -9223372036854775808.0) return "(-9223372036854775807LL - 1)";
-  return num(static_cast<long long>(c)) + "LL";
-}
-
-// pow_const's cases (runtime/cpu/pow_const.cpp), decided here since the exponent is known.
-std::string pow_const(const std::string& x, double exponent) {
-  const float e = static_cast<float>(exponent);
-  constexpr int kMaxIntExponent = 16;
-  if (e == 1.0f) return x;
-  if (e == std::trunc(e) && std::fabs(e) <= kMaxIntExponent) {
-    const int n = static_cast<int>(e);
-    if (n >= 0) return "::hf::fusion::gen::powi<" + num(n) + ">(" + x + ")";
-    return "1.0f / ::hf::fusion::gen::powi<" + num(-n) + ">(" + x + ")";
-  }
-  if (e == 0.5f) return "::hf::ModeFn<::hf::Mode::SQRT>::apply(" + x + ")";
-  if (e == -0.5f) return "1.0f / ::hf::ModeFn<::hf::Mode::SQRT>::apply(" + x + ")";
-  return "::hf::ModeFn<::hf::Mode::POW>::apply(" + x + ", " + float_literal(e) + ")";
-}
-
-bool admits(ModeKind k, DType compute) {
-  switch (k) {
-    case ModeKind::Float:
-    case ModeKind::Predicate:
-      return compute == DType::F32;
-    case ModeKind::Numeric:
-    case ModeKind::Compare:
-      return compute != DType::Bool;
-    case ModeKind::Int:
-      return is_int(compute);
-    case ModeKind::Logic:
-      return compute != DType::F32;
-  }
-  return false;
-}
-
-bool is_half(DType t) {
-  return t == DType::F16 || t == DType::BF16;
-}
-
-// The f32 result of an f16/bf16 expression before it is rounded to its storage type, or ""
-// when the expression does not round (inputs, literals, same-type conversions).
-std::string unrounded_value(const KernelSpec& s, int i) {
-  const SpecExpr& e = s.exprs[static_cast<size_t>(i)];
-  if (!is_half(e.dtype)) return "";
-  auto arg = [&](int j) { return "e" + num(e.args[j]); };
-  switch (e.kind) {
-    case ExprKind::Elemwise: {
-      const ModeInfo& m = mode_info(e.mode);
-      std::vector<std::string> args;
-      for (int j = 0; j < m.arity; ++j) args.push_back(arg(j));
-      return std::string("::hf::ModeFn<::hf::Mode::") + m.name + ">::apply(" + join(args) + ")";
-    }
-    case ExprKind::PowC:
-      return pow_const(arg(0), e.value);
-    case ExprKind::Cvt: {
-      const DType from = s.exprs[static_cast<size_t>(e.args[0])].dtype;
-      if (from == e.dtype) return "";
-      return is_float(from) ? arg(0) : "(float)(" + arg(0) + ")";
-    }
-    default:
-      return "";
-  }
-}
-
-// Whether expression j is an f32 product whose one use can take it into an fma.
-bool contractible_product(const KernelSpec& s, int j) {
-  const SpecExpr& m = s.exprs[static_cast<size_t>(j)];
-  if (m.kind != ExprKind::Elemwise || m.mode != Mode::MUL || m.dtype != DType::F32) return false;
-  int uses = 0;
-  for (const SpecExpr& e : s.exprs)
-    for (int a : e.args) uses += a == j;
-  for (const SpecOutput& o : s.outputs) uses += o.expr == j;
-  if (s.reduce && s.reduce->expr == j) ++uses;
-  return uses == 1;
-}
-
-// f32 a*b + c and a*b - c as one fma (vm::fmadd), where a*b has no other use. Kernels are
-// compiled with -ffp-contract=off (docs/math.md), so the compiler fuses nothing itself and
-// every copy of a loop (vector body, scalar remainder) rounds alike; this is the contraction
-// it would have done. Not in row-stage kernels, whose per-row values live in other scopes.
-std::string contracted(const KernelSpec& s, const SpecExpr& e) {
-  if (e.kind != ExprKind::Elemwise || e.dtype != DType::F32 || s.row_stages()) return "";
-  if (e.mode != Mode::ADD && e.mode != Mode::SUB) return "";
-  auto product = [&](int j) {
-    const SpecExpr& m = s.exprs[static_cast<size_t>(e.args[j])];
-    return std::pair{"e" + num(m.args[0]), "e" + num(m.args[1])};
-  };
-  const std::string x = "e" + num(e.args[0]), y = "e" + num(e.args[1]);
-  auto fma = [](const std::string& a, const std::string& b, const std::string& c) {
-    return "::hf::vm::fmadd(" + a + ", " + b + ", " + c + ")";
-  };
-  if (contractible_product(s, e.args[0])) {
-    auto [a, b] = product(0);
-    return fma(a, b, e.mode == Mode::ADD ? y : "-" + y);
-  }
-  if (contractible_product(s, e.args[1])) {
-    auto [a, b] = product(1);
-    return e.mode == Mode::ADD ? fma(a, b, x) : fma("-" + a, b, x);
-  }
-  return "";
-}
-
-std::string expr_value(const KernelSpec& s, int i) {
-  const SpecExpr& e = s.exprs[static_cast<size_t>(i)];
-  auto arg = [&](int j) { return "e" + num(e.args[j]); };
-  auto arg_dtype = [&](int j) { return s.exprs[static_cast<size_t>(e.args[j])].dtype; };
-  if (std::string fused = contracted(s, e); !fused.empty()) return fused;
-  switch (e.kind) {
-    case ExprKind::Input: {
-      const DType in = s.inputs[static_cast<size_t>(e.input)].dtype;
-      const std::string x = "x" + num(e.input);
-      std::string v = x;
-      if (is_half(in)) v = "::hf::fusion::gen::widen(" + x + ")";
-      if (in == DType::Bool) v = "(" + x + " != 0)";
-      return convert_value(v, in, e.dtype);
-    }
-    case ExprKind::Literal:
-      return literal(e.value, e.dtype);
-    case ExprKind::Elemwise: {
-      const ModeInfo& m = mode_info(e.mode);
-      std::vector<std::string> args;
-      for (int j = 0; j < m.arity; ++j) args.push_back(arg(j));
-      return std::string("::hf::ModeFn<::hf::Mode::") + m.name + ">::apply(" + join(args) + ")";
-    }
-    case ExprKind::PowC:
-      return pow_const(arg(0), e.value);
-    case ExprKind::Cvt:
-      return convert_value(arg(0), arg_dtype(0), e.dtype);
-    case ExprKind::RowReduce:
-      break;  // computed by the row loop (print_row_kernel), never per element
-  }
-  fail("expression " + num(i) + " has an unknown kind");
-}
-
-}  // namespace
-
-void check_kernel_name(const std::string& name) {
-  // Keywords of C++20 and CUDA, and names the generated code itself declares at global scope.
-  static const std::set<std::string, std::less<>> reserved = {
-      "alignas",       "alignof",     "and",
-      "and_eq",        "asm",         "auto",
-      "bitand",        "bitor",       "bool",
-      "break",         "case",        "catch",
-      "char",          "char8_t",     "char16_t",
-      "char32_t",      "class",       "compl",
-      "concept",       "const",       "consteval",
-      "constexpr",     "constinit",   "const_cast",
-      "continue",      "co_await",    "co_return",
-      "co_yield",      "decltype",    "default",
-      "delete",        "do",          "double",
-      "dynamic_cast",  "else",        "enum",
-      "explicit",      "export",      "extern",
-      "false",         "float",       "for",
-      "friend",        "goto",        "if",
-      "inline",        "int",         "long",
-      "mutable",       "namespace",   "new",
-      "noexcept",      "not",         "not_eq",
-      "nullptr",       "operator",    "or",
-      "or_eq",         "private",     "protected",
-      "public",        "register",    "reinterpret_cast",
-      "requires",      "return",      "short",
-      "signed",        "sizeof",      "static",
-      "static_assert", "static_cast", "struct",
-      "switch",        "template",    "this",
-      "thread_local",  "throw",       "true",
-      "try",           "typedef",     "typeid",
-      "typename",      "union",       "unsigned",
-      "using",         "virtual",     "void",
-      "volatile",      "wchar_t",     "while",
-      "xor",           "xor_eq",      "restrict",
-      "main",          "hf",          "hf_generated",
-      "linux",         "unix",        "i386",
-      "threadIdx",     "blockIdx",    "blockDim",
-      "gridDim",       "warpSize"};
-  auto bad = [&](const char* why) {
-    fail("kernel name \"" + sanitize_comment(name, 80) + "\" " + why);
-  };
-  if (name.empty() || name.size() > 200) bad("must have 1 to 200 characters");
-  const auto alpha = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-  };
-  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  if (!alpha(name[0])) bad("must start with a letter or '_'");
-  for (char c : name)
-    if (!alpha(c) && !digit(c)) bad("is not an identifier");
-  if (name[0] == '_' && (name.size() == 1 || name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z')))
-    bad("is reserved to the implementation");
-  if (name.compare(0, 3, "HF_") == 0) bad("would clash with the project's macros");
-  if (reserved.count(name)) bad("is a keyword or a name the generated code uses");
-}
-
-std::string sanitize_comment(std::string_view text, size_t max_len) {
-  std::string out;
-  size_t i = 0;
-  for (; i < text.size() && out.size() < max_len; ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    char ch = static_cast<char>(c);
-    if (c >= 0x80) {  // one '?' per UTF-8 sequence (or stray byte)
-      ch = '?';
-      if (c >= 0xc0)
-        while (i + 1 < text.size() && (static_cast<unsigned char>(text[i + 1]) & 0xc0) == 0x80) ++i;
-    } else if (c == '\n' || c == '\r' || c == '\t') {
-      ch = ' ';
-    } else if (c < 0x20 || c == 0x7f) {
-      ch = '?';
-    } else if (c == '\\') {
-      ch = '/';  // a trailing backslash would splice the next line into the comment
-    }
-    // No "*/" or "/*", and no "??/" (a backslash where trigraphs are still read).
-    const size_t n = out.size();
-    if ((ch == '/' && n >= 1 && out[n - 1] == '*') || (ch == '*' && n >= 1 && out[n - 1] == '/') ||
-        (ch == '/' && n >= 2 && out[n - 1] == '?' && out[n - 2] == '?'))
-      out += ' ';
-    out += ch;
-  }
-  if (i < text.size()) out += "...";
-  return out;
-}
-
-SpecInfo analyse(const KernelSpec& s, int max_inputs) {
-  const int R = s.rank;
-  if (R < 0 || R > kAbiMaxRank)
-    fail("rank " + num(R) + " is outside [0, " + num(kAbiMaxRank) + "]");
-  if (s.inputs.size() > static_cast<size_t>(max_inputs))
-    fail(num(static_cast<long long>(s.inputs.size())) + " inputs, at most " + num(max_inputs));
-  if (s.row_stages()) {
-    if (s.reduce) fail("a row-stage spec (row_axis) cannot also have a trailing reduce");
-    if (s.row_axis >= R) fail("row axis " + num(s.row_axis) + " is outside the rank " + num(R));
-  }
-  if (s.outputs.empty()) fail("the spec has no outputs");
-  if (s.outputs.size() > static_cast<size_t>(kAbiMaxOutputs))
-    fail(num(static_cast<long long>(s.outputs.size())) + " outputs, at most " +
-         num(kAbiMaxOutputs));
-  if (!s.flat() && R < 1) fail("a strided or reducing spec needs rank >= 1");
-  for (size_t k = 0; k < s.inputs.size(); ++k)
-    if (!valid_dtype(s.inputs[k].dtype))
-      fail("input " + num(static_cast<long long>(k)) + ": bad dtype");
-
-  const int n = static_cast<int>(s.exprs.size());
-  for (int i = 0; i < n; ++i) {
-    const SpecExpr& e = s.exprs[static_cast<size_t>(i)];
-    const std::string where = "expression " + num(i) + ": ";
-    if (!valid_dtype(e.dtype)) fail(where + "bad dtype");
-    auto arg = [&](int j) -> const SpecExpr& {
-      const int a = e.args[j];
-      if (a < 0 || a >= i)
-        fail(where + "argument " + num(j) + " (" + num(a) + ") is not an earlier expression");
-      return s.exprs[static_cast<size_t>(a)];
-    };
-    switch (e.kind) {
-      case ExprKind::Input:
-        if (e.input < 0 || e.input >= static_cast<int>(s.inputs.size()))
-          fail(where + "input " + num(e.input) + " does not exist");
-        break;
-      case ExprKind::Literal:
-        break;
-      case ExprKind::Elemwise: {
-        if (static_cast<int>(e.mode) >= kModeCount) fail(where + "unknown mode");
-        const ModeInfo& m = mode_info(e.mode);
-        const DType t = compute_dtype(arg(0).dtype);
-        for (int j = 1; j < m.arity; ++j)
-          if (compute_dtype(arg(j).dtype) != t)
-            fail(where + m.name + " has arguments of different types");
-        if (!admits(m.kind, t))
-          fail(where + m.name + " does not take " + std::string(dtype_name(arg(0).dtype)));
-        const bool to_bool = m.kind == ModeKind::Compare || m.kind == ModeKind::Predicate;
-        if (compute_dtype(e.dtype) != (to_bool ? DType::Bool : t))
-          fail(where + m.name + " cannot produce " + std::string(dtype_name(e.dtype)));
-        break;
-      }
-      case ExprKind::PowC:
-        if (!is_float(arg(0).dtype) || !is_float(e.dtype))
-          fail(where + "pow_const needs float types");
-        break;
-      case ExprKind::Cvt:
-        arg(0);
-        break;
-      case ExprKind::RowReduce:
-        if (!s.row_stages()) fail(where + "a RowReduce needs a row-stage spec (row_axis)");
-        if (!is_float(arg(0).dtype) || !is_float(e.dtype))
-          fail(where + "a RowReduce reduces float values");
-        if (static_cast<int>(e.reduce_mode) > static_cast<int>(ReduceMode::MEAN))
-          fail(where + "unknown reduce mode");
-        break;
-      default:
-        fail(where + "unknown kind");
-    }
-  }
-
-  auto check_expr = [&](int e, const std::string& what) {
-    if (e < 0 || e >= n) fail(what + " refers to expression " + num(e) + ", which does not exist");
-  };
-  if (s.reduce) {
-    check_expr(s.reduce->expr, "the reduce");
-    if (R < 1 || s.reduce->first_axis < 0 || s.reduce->first_axis >= R)
-      fail("reduce axis " + num(s.reduce->first_axis) + " is outside the rank " + num(R));
-    if (static_cast<int>(s.reduce->mode) > static_cast<int>(ReduceMode::MEAN))
-      fail("unknown reduce mode");
-  }
-  SpecInfo info;
-  info.live.assign(static_cast<size_t>(n), false);
-  for (size_t o = 0; o < s.outputs.size(); ++o) {
-    const SpecOutput& out = s.outputs[o];
-    const std::string what = "output " + num(static_cast<long long>(o));
-    if (!valid_dtype(out.dtype)) fail(what + ": bad dtype");
-    if (out.reduced) {
-      if (!s.reduce) fail(what + " is reduced but the spec has no reduce");
-      if (out.expr != -1 && out.expr != s.reduce->expr)
-        fail(what + " is reduced but does not refer to the reduced expression");
-    } else {
-      check_expr(out.expr, what);
-      info.live[static_cast<size_t>(out.expr)] = true;
-    }
-  }
-  if (s.reduce) {
-    info.live[static_cast<size_t>(s.reduce->expr)] = true;
-    info.acc =
-        is_float(s.exprs[static_cast<size_t>(s.reduce->expr)].dtype) ? DType::F32 : DType::I64;
-  }
-  std::vector<bool> read(s.inputs.size(), false);
-  for (int i = n - 1; i >= 0; --i) {
-    const SpecExpr& e = s.exprs[static_cast<size_t>(i)];
-    if (!info.live[static_cast<size_t>(i)]) continue;
-    if (e.kind == ExprKind::Input) read[static_cast<size_t>(e.input)] = true;
-    const int arity = expr_arity(e);
-    for (int j = 0; j < arity; ++j) info.live[static_cast<size_t>(e.args[j])] = true;
-  }
-  for (size_t k = 0; k < s.inputs.size(); ++k) {
-    const SpecInput& in = s.inputs[k];
-    InputUse u = InputUse::Unused;
-    if (!read[k])
-      u = InputUse::Unused;
-    else if (in.scalar)
-      u = InputUse::Scalar;
-    else if (in.dense)
-      u = InputUse::Dense;
-    else if ((in.broadcast_mask >> (R - 1)) & 1u)
-      u = InputUse::Invariant;
-    else
-      u = InputUse::Strided;
-    info.input.push_back(u);
-    info.walk = info.walk || u == InputUse::Strided || u == InputUse::Invariant;
-    info.inner_stride = info.inner_stride || u == InputUse::Strided;
-  }
-  return info;
-}
-
-const char* storage_type(DType t) {
-  switch (t) {
-    case DType::F32:
-      return "float";
-    case DType::F16:
-      return "::hf::f16";
-    case DType::BF16:
-      return "::hf::bf16";
-    case DType::I32:
-      return "int";
-    case DType::I64:
-      return "long long";
-    case DType::Bool:
-      return "unsigned char";  // see storage_type()'s comment
-    case DType::U8:
-      return "unsigned char";
-  }
-  fail("bad dtype");
-}
-
-const char* compute_type(DType t) {
-  return t == DType::Bool ? "bool" : storage_type(compute_dtype(t));
-}
-
-std::string convert_value(const std::string& v, DType from, DType to) {
-  if (from == to) return v;
-  const bool from_float = is_float(from);
-  const std::string as_float = from_float ? v : "(float)(" + v + ")";
-  switch (to) {
-    case DType::Bool:
-      return "(" + v + (from_float ? " != 0.0f)" : " != 0)");
-    case DType::F32:
-      return as_float;
-    case DType::F16:
-      return "::hf::fusion::gen::round_f16(" + as_float + ")";
-    case DType::BF16:
-      return "::hf::fusion::gen::round_bf16(" + as_float + ")";
-    case DType::I32:
-      return from_float ? "::hf::fusion::gen::sat_i32(" + v + ")" : "(int)(" + v + ")";
-    case DType::I64:
-      return from_float ? "::hf::fusion::gen::sat_i64(" + v + ")" : "(long long)(" + v + ")";
-    case DType::U8:
-      return from_float ? "::hf::fusion::gen::sat_u8(" + v + ")" : "(unsigned char)(" + v + ")";
-  }
-  fail("bad dtype");
-}
-
-std::string store_value(const std::string& v, DType from, DType to) {
-  const std::string as_float = is_float(from) ? v : "(float)(" + v + ")";
-  if (to == DType::F16) return "::hf::fusion::gen::narrow_f16(" + as_float + ")";
-  if (to == DType::BF16) return "::hf::fusion::gen::narrow_bf16(" + as_float + ")";
-  if (to == DType::Bool) return "(unsigned char)" + convert_value(v, from, to);
-  return convert_value(v, from, to);
-}
-
-std::string banner(const KernelSpec& spec, const std::string& kernel_name,
-                   const std::string& origin_comment, std::string_view target) {
-  SourcePrinter p;
-  p.line("// hotfuse fused kernel ", kernel_name, " (", target, "), spec ", spec.hash_hex());
-  p.line("// origin: ", sanitize_comment(origin_comment));
-  return p.str();
-}
-
-void print_eval(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
-  std::vector<std::string> params;
-  for (size_t k = 0; k < s.inputs.size(); ++k)
-    if (info.input[k] != InputUse::Unused)
-      params.push_back(std::string("const ") + storage_type(s.inputs[k].dtype) + " x" +
-                       num(static_cast<long long>(k)));
-  for (size_t o = 0; o < s.outputs.size(); ++o)
-    if (!s.outputs[o].reduced)
-      params.push_back(std::string(storage_type(s.outputs[o].dtype)) + "& y" +
-                       num(static_cast<long long>(o)));
-  if (s.reduce) params.push_back(std::string(compute_type(info.acc)) + "& r");
-  p.line("// One element: inputs and outputs in their storage types.");
-  auto f = p.block("static HF_HD void eval(", join(params), ")");
-  // f16/bf16 expressions are rounded to their storage type (h<i>) and widened back (e<i>), as
-  // the unfused kernel that computed them would have stored and its consumers loaded them.
-  // An output of the same type stores the rounded value directly.
-  const size_t n = s.exprs.size();
-  std::vector<std::string> stored(n);
-  for (size_t i = 0; i < n; ++i) {
-    const SpecExpr& e = s.exprs[i];
-    if (!unrounded_value(s, static_cast<int>(i)).empty())
-      stored[i] = "h" + num(static_cast<long long>(i));
-    else if (e.kind == ExprKind::Input && is_half(e.dtype) &&
-             s.inputs[static_cast<size_t>(e.input)].dtype == e.dtype)
-      stored[i] = "x" + num(e.input);
-    else if (e.kind == ExprKind::Cvt && s.exprs[static_cast<size_t>(e.args[0])].dtype == e.dtype)
-      stored[i] = stored[static_cast<size_t>(e.args[0])];
-  }
-  // Which e<i> something reads (the rest would be unused variables).
-  std::vector<bool> read(n, false);
-  for (size_t i = 0; i < n; ++i) {
-    const SpecExpr& e = s.exprs[i];
-    if (!info.live[i]) continue;
-    const int arity = expr_arity(e);
-    for (int j = 0; j < arity; ++j) read[static_cast<size_t>(e.args[j])] = true;
-  }
-  if (s.reduce) read[static_cast<size_t>(s.reduce->expr)] = true;
-  for (const SpecOutput& out : s.outputs) {
-    const size_t e = static_cast<size_t>(out.expr);
-    if (!out.reduced && (stored[e].empty() || out.dtype != s.exprs[e].dtype)) read[e] = true;
-  }
-  for (size_t i = 0; i < n; ++i) {
-    if (!info.live[i]) continue;
-    const SpecExpr& e = s.exprs[i];
-    const std::string raw = unrounded_value(s, static_cast<int>(i));
-    if (!raw.empty()) {
-      p.line("const ", storage_type(e.dtype), " ", stored[i], " = ::hf::fusion::gen::narrow_",
-             e.dtype == DType::F16 ? "f16(" : "bf16(", raw, ");");
-      if (read[i]) p.line("const float e", i, " = ::hf::fusion::gen::widen(", stored[i], ");");
-    } else if (read[i]) {
-      p.line("const ", compute_type(e.dtype), " e", i, " = ", expr_value(s, static_cast<int>(i)),
-             ";");
-    }
-  }
-  for (size_t o = 0; o < s.outputs.size(); ++o) {
-    const SpecOutput& out = s.outputs[o];
-    if (out.reduced) continue;
-    const size_t e = static_cast<size_t>(out.expr);
-    const DType from = s.exprs[e].dtype;
-    // Through .bits: GCC does not vectorise a copy of a local f16 struct into an array.
-    if (!stored[e].empty() && out.dtype == from)
-      p.line("y", o, ".bits = ", stored[e], ".bits;");
-    else
-      p.line("y", o, " = ", store_value("e" + num(out.expr), from, out.dtype), ";");
-  }
-  if (s.reduce) {
-    const std::string v = "e" + num(s.reduce->expr);
-    p.line("r = ", info.acc == DType::F32 ? v : "(long long)(" + v + ")", ";");
-  }
-}
-
-void print_row_input_loads(SourcePrinter& p, const KernelSpec& s, const std::vector<int>& inputs,
-                           const std::string& shape,
-                           const std::function<std::string(int, int)>& stride,
-                           const std::function<std::string(int)>& pointer) {
-  if (inputs.empty()) return;
-  p.line("// The row's index over the axes before the row, for inputs read once per row.");
-  p.line("long long rest = row;");
-  for (int d = s.row_axis - 1; d >= 0; --d) {
-    p.line("const long long ri", d, " = ", d == 0 ? "rest" : "rest % " + shape + "[" + num(d) + "]",
-           ";");
-    if (d > 0) p.line("rest /= ", shape, "[", d, "];");
-  }
-  for (int k : inputs) {
-    std::vector<std::string> terms;
-    for (int d = 0; d < s.row_axis; ++d)
-      if (!((s.inputs[static_cast<size_t>(k)].broadcast_mask >> d) & 1u))
-        terms.push_back("ri" + num(d) + " * " + stride(k, d));
-    p.line("const ", storage_type(s.inputs[static_cast<size_t>(k)].dtype), " x", k, " = ",
-           pointer(k), "[", terms.empty() ? "0" : join(terms, " + "), "];");
-  }
-}
-
-void print_row_value(SourcePrinter& p, const KernelSpec& s, int i) {
-  const SpecExpr& e = s.exprs[static_cast<size_t>(i)];
-  const std::string raw = unrounded_value(s, i);
-  if (!raw.empty())
-    p.line("const float e", i, " = ::hf::fusion::gen::widen(::hf::fusion::gen::narrow_",
-           e.dtype == DType::F16 ? "f16(" : "bf16(", raw, "));");
-  else
-    p.line("const ", compute_type(e.dtype), " e", i, " = ", expr_value(s, i), ";");
-}
-
-const char* reduce_op(ReduceMode m) {
-  switch (m) {
-    case ReduceMode::SUM:
-    case ReduceMode::MEAN:
-      return "::hf::fusion::gen::RSum";
-    case ReduceMode::SUM_SQR:
-      return "::hf::fusion::gen::RSumSqr";
-    case ReduceMode::PRODUCT:
-      return "::hf::fusion::gen::RProd";
-    case ReduceMode::MIN:
-      return "::hf::fusion::gen::RMin";
-    case ReduceMode::MAX:
-      return "::hf::fusion::gen::RMax";
-  }
-  fail("unknown reduce mode");
-}
-
-}  // namespace codegen_detail
-
-namespace {
-
-using namespace codegen_detail;
-
-std::string k_(size_t k) {
-  return std::to_string(k);
-}
+using namespace codegen;
 
 // A reducing pass accumulates its terms in registers (seg_acc / range_acc) when every leaf
 // of the reduce tree is one segment of seg: the elements are consecutive (no walk) or the
@@ -642,24 +46,24 @@ void print_seg(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
         break;
       case InputUse::Scalar:
       case InputUse::Invariant:
-        params.push_back("const " + S + " x" + k_(k));
-        args.push_back("x" + k_(k));
+        params.push_back("const " + S + " x" + num(k));
+        args.push_back("x" + num(k));
         break;
       case InputUse::Dense:
-        params.push_back("const " + S + "* __restrict in" + k_(k));
-        args.push_back("in" + k_(k) + "[j]");
+        params.push_back("const " + S + "* __restrict in" + num(k));
+        args.push_back("in" + num(k) + "[j]");
         break;
       case InputUse::Strided:
-        params.push_back("const " + S + "* __restrict in" + k_(k));
-        params.push_back("::hf::i64 s" + k_(k));
-        args.push_back("in" + k_(k) + "[C ? j : j * s" + k_(k) + "]");
+        params.push_back("const " + S + "* __restrict in" + num(k));
+        params.push_back("::hf::i64 s" + num(k));
+        args.push_back("in" + num(k) + "[C ? j : j * s" + num(k) + "]");
         break;
     }
   }
   for (size_t o = 0; o < s.outputs.size(); ++o) {
     if (s.outputs[o].reduced) continue;
-    params.push_back(std::string(storage_type(s.outputs[o].dtype)) + "* __restrict out" + k_(o));
-    args.push_back("out" + k_(o) + "[j]");
+    params.push_back(std::string(storage_type(s.outputs[o].dtype)) + "* __restrict out" + num(o));
+    args.push_back("out" + num(o) + "[j]");
   }
   if (s.reduce && !acc) {
     params.push_back(std::string(compute_type(info.acc)) + "* __restrict red");
@@ -723,11 +127,11 @@ void print_streaming_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo
     std::vector<std::string> args = {"n"};
     for (size_t k = 0; k < s.inputs.size(); ++k) {
       if (info.input[k] == InputUse::Scalar || info.input[k] == InputUse::Invariant)
-        args.push_back("x" + k_(k));
+        args.push_back("x" + num(k));
       else if (info.input[k] == InputUse::Dense)
-        args.push_back("in" + k_(k) + " + b");
+        args.push_back("in" + num(k) + " + b");
     }
-    for (size_t o = 0; o < s.outputs.size(); ++o) args.push_back("buf" + k_(o));
+    for (size_t o = 0; o < s.outputs.size(); ++o) args.push_back("buf" + num(o));
     p.line("seg(", join(args), ");");
     for (size_t o = 0; o < s.outputs.size(); ++o)
       p.line("::hf::fusion::stream_copy(out", o, " + b, buf", o, ", n * sizeof(buf", o, "[0]));");
@@ -748,7 +152,7 @@ void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, si
   sig += "const ::hf::fusion::KernelArgs* args, ::hf::i64 begin, ::hf::i64 end";
   if (s.reduce && !acc) sig += std::string(", ") + compute_type(info.acc) + "* red";
   for (size_t k = passed; k < s.inputs.size(); ++k)
-    sig += std::string(", const ") + storage_type(s.inputs[k].dtype) + " x" + k_(k);
+    sig += std::string(", const ") + storage_type(s.inputs[k].dtype) + " x" + num(k);
   auto f = p.block(sig, ")");
   if (acc)
     p.line("if (begin >= end) return ", reduce_op(s.reduce->mode), "::identity<",
@@ -757,7 +161,7 @@ void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, si
     p.line("if (begin >= end) return;");
   for (size_t k = 0; k < passed; ++k) {
     const std::string S = storage_type(s.inputs[k].dtype);
-    const std::string cast = "static_cast<const " + S + "*>(args->in[" + k_(k) + "])";
+    const std::string cast = "static_cast<const " + S + "*>(args->in[" + num(k) + "])";
     if (info.input[k] == InputUse::Scalar)
       p.line("const ", S, " x", k, " = ", cast, "[0];");
     else if (info.input[k] != InputUse::Unused)
@@ -777,19 +181,19 @@ void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, si
         break;
       case InputUse::Scalar:
       case InputUse::Invariant:
-        args.push_back("x" + k_(k));
+        args.push_back("x" + num(k));
         break;
       case InputUse::Dense:
-        args.push_back("in" + k_(k) + " + " + i);
+        args.push_back("in" + num(k) + " + " + i);
         break;
       case InputUse::Strided:
-        args.push_back("in" + k_(k) + " + o" + k_(k));
-        args.push_back("st" + k_(k) + "[" + std::to_string(R - 1) + "]");
+        args.push_back("in" + num(k) + " + o" + num(k));
+        args.push_back("st" + num(k) + "[" + std::to_string(R - 1) + "]");
         break;
     }
   }
   for (size_t o = 0; o < s.outputs.size(); ++o)
-    if (!s.outputs[o].reduced) args.push_back("out" + k_(o) + " + " + i);
+    if (!s.outputs[o].reduced) args.push_back("out" + num(o) + " + " + i);
   if (s.reduce && !acc) args.push_back(info.walk ? "red + (i - begin)" : "red");
   const std::string call = acc ? "return seg_acc" : "seg";
   if (!info.walk) {
@@ -830,13 +234,13 @@ void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, si
     std::vector<std::string> terms;
     for (int d = 0; d < R; ++d)
       if (!((s.inputs[k].broadcast_mask >> d) & 1u))
-        terms.push_back("idx[" + std::to_string(d) + "] * st" + k_(k) + "[" + std::to_string(d) +
+        terms.push_back("idx[" + std::to_string(d) + "] * st" + num(k) + "[" + std::to_string(d) +
                         "]");
     p.line("const ::hf::i64 o", k, " = ", terms.empty() ? "0" : join(terms, " + "), ";");
     if (u == InputUse::Invariant)
       p.line("const ", storage_type(s.inputs[k].dtype), " x", k, " = in", k, "[o", k, "];");
     else
-      contiguous.push_back("st" + k_(k) + "[" + last + "] == 1");
+      contiguous.push_back("st" + num(k) + "[" + last + "] == 1");
   }
   if (info.inner_stride) {
     p.line("if (", join(contiguous, " && "), ")");
@@ -918,7 +322,7 @@ void print_row_kernel(SourcePrinter& p, const UnitKernel& k, const SpecInfo& inf
   {
     auto ns = p.namespace_block("hf_generated::" + k.name);
     for (size_t j = 0; j < plan.phases.size(); ++j) {
-      auto ph = p.namespace_block("s" + k_(j));
+      auto ph = p.namespace_block("s" + num(j));
       const KernelSpec& ps = plan.phases[j].spec;
       const SpecInfo pi = analyse(ps, static_cast<int>(ps.inputs.size()));
       in_registers[j] = accumulates_in_registers(ps, pi);
@@ -950,27 +354,24 @@ void print_row_kernel(SourcePrinter& p, const UnitKernel& k, const SpecInfo& inf
   p.line("const ::hf::i64 base = row * len;");
   print_row_input_loads(
       p, s, plan.row_inputs, "args->shape",
-      [](int k, int d) {
-        return "args->in_strides[" + k_(static_cast<size_t>(k)) + "][" +
-               k_(static_cast<size_t>(d)) + "]";
-      },
+      [](int k, int d) { return "args->in_strides[" + num(k) + "][" + num(d) + "]"; },
       [&](int k) {
         return std::string("static_cast<const ") +
-               storage_type(s.inputs[static_cast<size_t>(k)].dtype) + "*>(args->in[" +
-               k_(static_cast<size_t>(k)) + "])";
+               storage_type(s.inputs[static_cast<size_t>(k)].dtype) + "*>(args->in[" + num(k) +
+               "])";
       });
   for (size_t j = 0; j < plan.phases.size(); ++j) {
     const RowPhase& ph = plan.phases[j];
     for (int i : plan.row_exprs_before[j]) print_row_value(p, s, i);
     std::string extra;
-    for (int v : ph.row_values) extra += ", e" + k_(static_cast<size_t>(v));
-    const std::string call = ns + "::s" + k_(j) + "::range(args, ";
+    for (int v : ph.row_values) extra += ", e" + num(v);
+    const std::string call = ns + "::s" + num(j) + "::range(args, ";
     if (ph.row_reduce < 0) {
       p.line(call, "base, base + len", extra, ");");
       continue;
     }
     const SpecExpr& r = s.exprs[static_cast<size_t>(ph.row_reduce)];
-    const std::string a = "a" + k_(static_cast<size_t>(ph.row_reduce));
+    const std::string a = "a" + num(ph.row_reduce);
     {
       auto tree = p.block_with_tail(");", "float ", a, " = ::hf::fusion::gen::reduce_tree<",
                                     reduce_op(r.reduce_mode),

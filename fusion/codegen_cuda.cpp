@@ -13,24 +13,14 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "fusion/codegen_cpp.h"
+#include "fusion/codegen_common.h"
 #include "fusion/row_stages.h"
 #include "fusion/source_printer.h"
 
 namespace hf::fusion {
 namespace {
 
-using namespace codegen_detail;
-
-std::string num(long long v) {
-  return std::to_string(v);
-}
-
-std::string join(const std::vector<std::string>& parts, const char* sep = ", ") {
-  std::string s;
-  for (size_t i = 0; i < parts.size(); ++i) s += (i ? sep : "") + parts[i];
-  return s;
-}
+using namespace codegen;
 
 bool strided(const SpecInput& in) {
   return !in.dense && !in.scalar;

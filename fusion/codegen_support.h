@@ -1,8 +1,9 @@
-// What generated kernels call besides ModeFn: storage conversions with type_convert's
-// semantics, pow_const's exponent cases, and the reduction combinators of the unfused
-// reduce. Each mirrors its runtime/cpu/ counterpart (kernel_util.h convert/saturate_cast,
-// pow_const.cpp, reduce_kernels.h) operation for operation, so a fused kernel computes the
-// same values as the chain of unfused kernels it replaces.
+// What generated kernels call besides ModeFn: f16/bf16 storage conversions that vectorise,
+// the reduction order of the unfused reduce, and CUDA's warp and block reductions. The
+// semantics of conversions, pow_const and the reduce combinators have one home in
+// runtime/ops/ (saturate.h, pow_const.h, reduce_combine.h), shared with the unfused
+// kernels, so a fused kernel computes the same values as the chain of unfused kernels it
+// replaces.
 //
 // Included by generated C++ and CUDA sources (fusion/codegen_cpp.h, codegen_cuda.h): like
 // scalar_math.h it includes no standard header, so NVRTC compiles it from the embedded
@@ -10,6 +11,9 @@
 #pragma once
 #include "runtime/ops/half.h"
 #include "runtime/ops/hd.h"
+#include "runtime/ops/pow_const.h"
+#include "runtime/ops/reduce_combine.h"
+#include "runtime/ops/saturate.h"
 #include "runtime/ops/scalar_math.h"
 
 // On the element loops of generated host code: the two kernel flags that keep GCC 12's
@@ -92,135 +96,18 @@ HF_HD float round_bf16(float x) {
   return widen(narrow_bf16(x));
 }
 
-// ---- float -> integer, as type_convert: truncate, saturate, NaN -> 0 -------------------
-// Clamped before the conversion so that it is always in range (no UB, and it vectorises).
+// Generated kernels name these ::hf::fusion::gen::X: their sources, and so the kernel
+// cache keys, do not depend on where the definitions live.
+using ::hf::mean_of, ::hf::powi, ::hf::RMax, ::hf::RMin, ::hf::RProd, ::hf::RSum, ::hf::RSumSqr;
 
 HF_HD u8 sat_u8(float f) {
-  float c = f > 0.0f ? f : 0.0f;  // NaN -> 0
-  c = c < 255.0f ? c : 255.0f;
-  return (u8)(i32)c;
+  return saturate_cast<u8>(f);
 }
 HF_HD i32 sat_i32(float f) {
-  const float lo = -2147483648.0f, hi = 2147483648.0f;
-  float c = f > lo ? f : lo;
-  c = c < hi ? c : lo;
-  i32 r = (i32)c;
-  r = f >= hi ? (i32)0x7fffffff : r;
-  return f != f ? 0 : r;
+  return saturate_cast<i32>(f);
 }
 HF_HD i64 sat_i64(float f) {
-  const float lo = -9223372036854775808.0f, hi = 9223372036854775808.0f;
-  float c = f > lo ? f : lo;
-  c = c < hi ? c : lo;
-  i64 r = (i64)c;
-  r = f >= hi ? (i64)0x7fffffffffffffffll : r;
-  return f != f ? 0 : r;
-}
-
-// ---- pow_const ----------------------------------------------------------------------------
-
-// x^E by repeated squaring, in pow_const's order of multiplications.
-template <unsigned E>
-HF_HD float powi(float x) {
-  if constexpr (E == 0) {
-    return 1.0f;
-  } else if constexpr (E == 1) {
-    return x;
-  } else {
-    float h = powi<E / 2>(x);
-    if constexpr (E % 2)
-      return h * h * x;
-    else
-      return h * h;
-  }
-}
-
-// ---- reductions ---------------------------------------------------------------------------
-// Accumulators are float for float types and i64 for integer and bool types (wrapping).
-
-struct RSum {
-  template <class A>
-  HF_HD static A identity() {
-    return A(0);
-  }
-  template <class A>
-  HF_HD static A combine(A a, A b) {
-    return ::hf::detail::add(a, b);
-  }
-  template <class A>
-  HF_HD static A step(A acc, A x) {
-    return ::hf::detail::add(acc, x);
-  }
-};
-struct RSumSqr {
-  template <class A>
-  HF_HD static A identity() {
-    return A(0);
-  }
-  template <class A>
-  HF_HD static A combine(A a, A b) {
-    return ::hf::detail::add(a, b);
-  }
-  template <class A>
-  HF_HD static A step(A acc, A x) {
-    return ::hf::detail::add(acc, ::hf::detail::mul(x, x));
-  }
-};
-struct RProd {
-  template <class A>
-  HF_HD static A identity() {
-    return A(1);
-  }
-  template <class A>
-  HF_HD static A combine(A a, A b) {
-    return ::hf::detail::mul(a, b);
-  }
-  template <class A>
-  HF_HD static A step(A acc, A x) {
-    return ::hf::detail::mul(acc, x);
-  }
-};
-struct RMin {
-  template <class A>
-  HF_HD static A identity() {
-    if constexpr (::hf::detail::kIsFloat<A>)
-      return f32_from_bits(0x7f800000u);  // +inf
-    else
-      return (A)0x7fffffffffffffffll;
-  }
-  template <class A>
-  HF_HD static A combine(A a, A b) {
-    return ::hf::detail::min_nan(a, b);
-  }
-  template <class A>
-  HF_HD static A step(A acc, A x) {
-    return ::hf::detail::min_nan(acc, x);
-  }
-};
-struct RMax {
-  template <class A>
-  HF_HD static A identity() {
-    if constexpr (::hf::detail::kIsFloat<A>)
-      return f32_from_bits(0xff800000u);  // -inf
-    else
-      return (A)(-0x7fffffffffffffffll - 1);
-  }
-  template <class A>
-  HF_HD static A combine(A a, A b) {
-    return ::hf::detail::max_nan(a, b);
-  }
-  template <class A>
-  HF_HD static A step(A acc, A x) {
-    return ::hf::detail::max_nan(acc, x);
-  }
-};
-
-// MEAN's final division (an empty float row gives 0/0 = NaN, an empty integer row 0).
-HF_HD float mean_of(float sum, i64 n) {
-  return sum / (float)n;
-}
-HF_HD i64 mean_of(i64 sum, i64 n) {
-  return n == 0 ? sum : sum / n;
+  return saturate_cast<i64>(f);
 }
 
 #if !HF_DEVICE_CODE

@@ -46,7 +46,7 @@ struct RowStagePlan {
   std::vector<int> row_inputs;
 };
 
-// `live`: per expression, whether it reaches an output (codegen_detail::analyse). The spec
+// `live`: per expression, whether it reaches an output (codegen::analyse). The spec
 // must be a valid row-stage spec (analyse checked it).
 RowStagePlan plan_row_stages(const KernelSpec& spec, const std::vector<bool>& live);
 

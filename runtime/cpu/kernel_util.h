@@ -3,7 +3,6 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -11,6 +10,7 @@
 #include "runtime/cpu/half_bulk.h"
 #include "runtime/ir/tensor.h"
 #include "runtime/ops/half.h"
+#include "runtime/ops/saturate.h"
 
 namespace hf::cpu {
 
@@ -54,25 +54,6 @@ inline float to_float(T x) {
     return to_f32(x);
   else
     return static_cast<float>(x);
-}
-
-// Float -> integer: truncate toward zero, saturate, NaN -> 0. Clamping before the
-// conversion keeps it in range, so the loop has no UB and vectorises (cvttps2dq + blends).
-template <class I>
-inline I saturate_cast(float f) {
-  if constexpr (sizeof(I) == 1) {
-    float c = f > 0.0f ? f : 0.0f;  // NaN -> 0
-    c = c < 255.0f ? c : 255.0f;
-    return static_cast<I>(static_cast<int32_t>(c));
-  } else {
-    constexpr float lo = static_cast<float>(std::numeric_limits<I>::min());  // exact
-    constexpr float hi = -lo;                                                // 2^31 or 2^63
-    float c = f > lo ? f : lo;  // NaN -> lo, fixed below
-    c = c < hi ? c : lo;        // >= hi: fixed below, lo keeps the conversion in range
-    I r = static_cast<I>(c);
-    r = f >= hi ? std::numeric_limits<I>::max() : r;
-    return f != f ? I(0) : r;
-  }
 }
 
 // The element conversion of type_convert (kernels.h): float -> int truncates and

@@ -11,44 +11,12 @@
 #include <type_traits>
 
 #include "runtime/cpu/reduce_plan.h"
-#include "runtime/ops/scalar_math.h"
+#include "runtime/ops/reduce_combine.h"
 
 namespace hf::cpu::reduce_detail {
 
-enum class ROp { Sum, SumSqr, Prod, Min, Max };
-
 template <class T>
 using AccOf = std::conditional_t<kIsFloatStorage<T>, float, i64>;
-
-template <ROp Op, class Acc>
-struct Rd {
-  static Acc identity() {
-    if constexpr (Op == ROp::Sum || Op == ROp::SumSqr)
-      return Acc(0);
-    else if constexpr (Op == ROp::Prod)
-      return Acc(1);
-    else if constexpr (std::is_same_v<Acc, float>)
-      return Op == ROp::Min ? __builtin_huge_valf() : -__builtin_huge_valf();
-    else
-      return Op == ROp::Min ? std::numeric_limits<Acc>::max() : std::numeric_limits<Acc>::min();
-  }
-  static Acc combine(Acc a, Acc b) {
-    if constexpr (Op == ROp::Sum || Op == ROp::SumSqr)
-      return hf::detail::add(a, b);
-    else if constexpr (Op == ROp::Prod)
-      return hf::detail::mul(a, b);
-    else if constexpr (Op == ROp::Min)
-      return hf::detail::min_nan(a, b);
-    else
-      return hf::detail::max_nan(a, b);
-  }
-  static Acc step(Acc a, Acc x) {
-    if constexpr (Op == ROp::SumSqr)
-      return hf::detail::add(a, hf::detail::mul(x, x));
-    else
-      return combine(a, x);
-  }
-};
 
 template <class Acc, class T>
 inline Acc load(T x) {
@@ -62,25 +30,24 @@ inline Acc load(T x) {
 template <class Acc>
 inline constexpr int kLanes = 128 / static_cast<int>(sizeof(Acc));
 
-template <ROp Op, class Acc, class T>
+template <class Op, class Acc, class T>
 Acc leaf_reduce(const T* __restrict x, int64_t n) {
-  using R = Rd<Op, Acc>;
   constexpr int W = kLanes<Acc>;
   if (n < W) {
-    Acc a = R::identity();
-    for (int64_t i = 0; i < n; ++i) a = R::step(a, load<Acc>(x[i]));
+    Acc a = Op::template identity<Acc>();
+    for (int64_t i = 0; i < n; ++i) a = Op::step(a, load<Acc>(x[i]));
     return a;
   }
   // Lanes start from the first W elements: filling them with the identity compiles to a
   // rep stosq, ~10% of a 1024-element row.
   Acc acc[W];
-  for (int j = 0; j < W; ++j) acc[j] = R::step(R::identity(), load<Acc>(x[j]));
+  for (int j = 0; j < W; ++j) acc[j] = Op::step(Op::template identity<Acc>(), load<Acc>(x[j]));
   int64_t i = W;
   for (; i + W <= n; i += W)
-    for (int j = 0; j < W; ++j) acc[j] = R::step(acc[j], load<Acc>(x[i + j]));
-  for (int j = 0; i + j < n; ++j) acc[j] = R::step(acc[j], load<Acc>(x[i + j]));
+    for (int j = 0; j < W; ++j) acc[j] = Op::step(acc[j], load<Acc>(x[i + j]));
+  for (int j = 0; i + j < n; ++j) acc[j] = Op::step(acc[j], load<Acc>(x[i + j]));
   for (int w = W / 2; w > 0; w /= 2)
-    for (int j = 0; j < w; ++j) acc[j] = R::combine(acc[j], acc[j + w]);
+    for (int j = 0; j < w; ++j) acc[j] = Op::combine(acc[j], acc[j + w]);
   return acc[0];
 }
 
@@ -192,12 +159,7 @@ inline int64_t reduced_offset(const ReducePlan& p, int upto, int64_t r) {
 
 template <class T, class Acc>
 inline void store(const ReducePlan& p, Acc v, int64_t out_off) {
-  if (p.mode == ReduceMode::MEAN) {
-    if constexpr (std::is_same_v<Acc, float>)
-      v = v / static_cast<float>(p.L);
-    else
-      v = v / p.L;
-  }
+  if (p.mode == ReduceMode::MEAN) v = mean_of(v, p.L);
   reinterpret_cast<T*>(p.out)[out_off] = convert<T>(v);
 }
 
@@ -206,7 +168,7 @@ inline void store(const ReducePlan& p, Acc v, int64_t out_off) {
 inline constexpr int64_t kLeaf = kBlock;  // gathered leaves fill one scratch slot
 inline constexpr int64_t kMinSeg = 256;   // shorter contiguous runs are gathered
 
-template <ROp Op, class T>
+template <class Op, class T>
 struct RowKernel {
   using Acc = AccOf<T>;
   const ReducePlan& p;
@@ -252,7 +214,7 @@ struct RowKernel {
 
   Acc reduce_one(int64_t base, ThreadPool* pool) const {
     auto lf = [this, base](int64_t r0, int64_t n, Acc& out) { out = leaf(base, r0, n); };
-    auto comb = [](Acc& a, const Acc& b) { a = Rd<Op, Acc>::combine(a, b); };
+    auto comb = [](Acc& a, const Acc& b) { a = Op::combine(a, b); };
     Acc v{};
     if (pool)
       parallel_tree(split, p.L, int64_t{1} << 15, v, lf, comb, *pool);
@@ -303,10 +265,9 @@ struct RowKernel {
 inline constexpr int kTileW = 256;       // columns per tile
 inline constexpr int64_t kRowLeaf = 32;  // rows summed sequentially per leaf
 
-template <ROp Op, class T>
+template <class Op, class T>
 struct ColKernel {
   using Acc = AccOf<T>;
-  using R = Rd<Op, Acc>;
   struct Tile {
     Acc v[kTileW];
   };
@@ -320,7 +281,7 @@ struct ColKernel {
   }
 
   void leaf(const T* base, int64_t w, int64_t r0, int64_t n, Tile& t) const {
-    for (int j = 0; j < kTileW; ++j) t.v[j] = R::identity();
+    for (int j = 0; j < kTileW; ++j) t.v[j] = Op::template identity<Acc>();
     const int rr = p.rr;
     int64_t idx[kMaxRank];
     int64_t r = r0;
@@ -334,10 +295,10 @@ struct ColKernel {
       if constexpr (std::is_same_v<T, f16>) {
         alignas(32) float row[kTileW];
         convert_n(base + off, row, w);
-        for (int64_t j = 0; j < w; ++j) t.v[j] = R::step(t.v[j], row[j]);
+        for (int64_t j = 0; j < w; ++j) t.v[j] = Op::step(t.v[j], row[j]);
       } else {
         const T* __restrict x = base + off;
-        for (int64_t j = 0; j < w; ++j) t.v[j] = R::step(t.v[j], load<Acc>(x[j]));
+        for (int64_t j = 0; j < w; ++j) t.v[j] = Op::step(t.v[j], load<Acc>(x[j]));
       }
       for (int d = rr - 1; d >= 0 && ++idx[d] == p.rshape[d]; --d) idx[d] = 0;
     }
@@ -351,7 +312,7 @@ struct ColKernel {
     const T* base = reinterpret_cast<const T*>(p.in) + in_off + c0;
     auto lf = [this, base, w](int64_t r0, int64_t n, Tile& t) { leaf(base, w, r0, n, t); };
     auto comb = [](Tile& a, const Tile& b) {
-      for (int j = 0; j < kTileW; ++j) a.v[j] = R::combine(a.v[j], b.v[j]);
+      for (int j = 0; j < kTileW; ++j) a.v[j] = Op::combine(a.v[j], b.v[j]);
     };
     const Split split{0, kRowLeaf};
     Tile t;
@@ -375,14 +336,14 @@ struct ColKernel {
   }
 };
 
-template <ROp Op, class T>
+template <class Op, class T>
 void run_op(const ReducePlan& p, ThreadPool& pool) {
   if (p.L == 0) {  // empty reduction: the identity (MEAN: 0/0)
     using Acc = AccOf<T>;
     for (int64_t o = 0; o < p.M; ++o) {
       int64_t in_off, out_off;
       kept_offsets(p, p.kr, o, in_off, out_off);
-      Acc v = Rd<Op, Acc>::identity();
+      Acc v = Op::template identity<Acc>();
       if constexpr (std::is_same_v<Acc, float>)
         if (p.mode == ReduceMode::MEAN) v = __builtin_nanf("");
       reinterpret_cast<T*>(p.out)[out_off] = convert<T>(v);
@@ -398,19 +359,7 @@ void run_op(const ReducePlan& p, ThreadPool& pool) {
 
 template <class T>
 void reduce_typed(const ReducePlan& p, ThreadPool& pool) {
-  switch (p.mode) {
-    case ReduceMode::SUM:
-    case ReduceMode::MEAN:
-      return run_op<ROp::Sum, T>(p, pool);
-    case ReduceMode::SUM_SQR:
-      return run_op<ROp::SumSqr, T>(p, pool);
-    case ReduceMode::PRODUCT:
-      return run_op<ROp::Prod, T>(p, pool);
-    case ReduceMode::MIN:
-      return run_op<ROp::Min, T>(p, pool);
-    case ReduceMode::MAX:
-      return run_op<ROp::Max, T>(p, pool);
-  }
+  visit_reduce_op(p.mode, [&](auto op) { run_op<decltype(op), T>(p, pool); });
 }
 
 }  // namespace hf::cpu::reduce_detail

@@ -5,6 +5,9 @@
 #include <type_traits>
 
 #include "runtime/cuda/elemwise_kernels.cuh"
+#include "runtime/ops/pow_const.h"
+#include "runtime/ops/reduce_combine.h"
+#include "runtime/ops/saturate.h"
 
 namespace hf::cuda {
 
@@ -72,15 +75,6 @@ __device__ __forceinline__ Scalar load_scalar(const void* p, i64 i, DType dt) {
   return {0, 0, false};
 }
 
-// float -> integer: truncate toward zero, saturate, NaN -> 0 (as the CPU's saturate_cast).
-template <class To>
-__device__ __forceinline__ To saturate(float x, float lo, float hi, To min, To max) {
-  if (x != x) return To(0);
-  if (x <= lo) return min;
-  if (x >= hi) return max;
-  return static_cast<To>(x);
-}
-
 __device__ __forceinline__ void store_scalar(void* p, i64 i, Scalar v, DType dt) {
   float f = v.is_float ? v.f : static_cast<float>(v.i);
   switch (dt) {
@@ -97,19 +91,14 @@ __device__ __forceinline__ void store_scalar(void* p, i64 i, Scalar v, DType dt)
       static_cast<bool*>(p)[i] = v.is_float ? v.f != 0.0f : v.i != 0;
       return;
     case DType::I32:
-      static_cast<i32*>(p)[i] = v.is_float ? saturate<i32>(v.f, -2147483648.0f, 2147483648.0f,
-                                                           (i32)0x80000000, 0x7fffffff)
-                                           : static_cast<i32>(static_cast<u32>(v.i));
+      static_cast<i32*>(p)[i] =
+          v.is_float ? saturate_cast<i32>(v.f) : static_cast<i32>(static_cast<u32>(v.i));
       return;
     case DType::I64:
-      static_cast<i64*>(p)[i] =
-          v.is_float ? saturate<i64>(v.f, -9223372036854775808.0f, 9223372036854775808.0f,
-                                     (i64)0x8000000000000000ULL, 0x7fffffffffffffffLL)
-                     : v.i;
+      static_cast<i64*>(p)[i] = v.is_float ? saturate_cast<i64>(v.f) : v.i;
       return;
     case DType::U8:
-      static_cast<u8*>(p)[i] =
-          v.is_float ? saturate<u8>(v.f, 0.0f, 255.0f, 0, 255) : static_cast<u8>(v.i);
+      static_cast<u8*>(p)[i] = v.is_float ? saturate_cast<u8>(v.f) : static_cast<u8>(v.i);
       return;
   }
 }
@@ -142,69 +131,27 @@ __global__ void copy_kernel(EwParams p) {
 
 // ---- pow by a constant ------------------------------------------------------------------
 
-__device__ __forceinline__ float ipow(float x, int e) {
-  // Square-and-multiply from the top bit, like the CPU's ipow<E> recursion.
-  float r = 1.0f;
-  for (int bit = 4; bit >= 0; --bit) {
-    r = r * r;
-    if ((e >> bit) & 1) r = r * x;
-  }
-  return r;
-}
-
-__global__ void pow_kernel(EwParams p, float e, int kind) {
+__global__ void pow_kernel(EwParams p, float e, PowCase c) {
   const i64 stride = (i64)gridDim.x * blockDim.x;
-  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
-    float x = load_as<float>(p.in[0], i, p.in_dtype), r;
-    if (kind == 0)
-      r = e >= 0 ? ipow(x, (int)e) : 1.0f / ipow(x, (int)-e);
-    else if (kind == 1)
-      r = ModeFn<Mode::SQRT>::apply(x);
-    else if (kind == 2)
-      r = 1.0f / ModeFn<Mode::SQRT>::apply(x);
-    else
-      r = ModeFn<Mode::POW>::apply(x, e);
-    store_as<float>(p.out, i, r, p.out_dtype);
-  }
+  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < p.numel; i += stride)
+    store_as<float>(p.out, i, powc(load_as<float>(p.in[0], i, p.in_dtype), e, c), p.out_dtype);
 }
 
 // ---- reductions -------------------------------------------------------------------------
 
+// The combinator of a run-time mode: one kernel serves every mode, branching uniformly.
 template <class Acc>
 struct Reducer {
   ReduceMode mode;
-  __device__ Acc init() const {
-    if (mode == ReduceMode::PRODUCT) return Acc(1);
-    if constexpr (std::is_same_v<Acc, float>) {
-      if (mode == ReduceMode::MIN) return __int_as_float(0x7f800000);
-      if (mode == ReduceMode::MAX) return __int_as_float(0xff800000);
-    } else {
-      if (mode == ReduceMode::MIN) return (i64)0x7fffffffffffffffLL;
-      if (mode == ReduceMode::MAX) return (i64)0x8000000000000000ULL;
-    }
-    return Acc(0);
+  __device__ Acc identity() const {
+    return visit_reduce_op(mode, [](auto op) { return decltype(op)::template identity<Acc>(); });
   }
-  // Combines two partial results (MIN/MAX propagate NaN).
+  __device__ Acc term(Acc x) const {
+    return visit_reduce_op(mode, [x](auto op) { return decltype(op)::term(x); });
+  }
   __device__ Acc combine(Acc a, Acc b) const {
-    switch (mode) {
-      case ReduceMode::SUM:
-      case ReduceMode::SUM_SQR:
-      case ReduceMode::MEAN:
-        return detail::add(a, b);
-      case ReduceMode::PRODUCT:
-        return detail::mul(a, b);
-      case ReduceMode::MIN:
-        if constexpr (std::is_same_v<Acc, float>)
-          if (a != a || b != b) return a + b;
-        return b < a ? b : a;
-      case ReduceMode::MAX:
-        if constexpr (std::is_same_v<Acc, float>)
-          if (a != a || b != b) return a + b;
-        return b > a ? b : a;
-    }
-    return a;
+    return visit_reduce_op(mode, [a, b](auto op) { return decltype(op)::combine(a, b); });
   }
-  __device__ Acc lift(Acc x) const { return mode == ReduceMode::SUM_SQR ? detail::mul(x, x) : x; }
 };
 
 __device__ __forceinline__ i64 decompose(i64 idx, int rank, const i64* shape, const i64* strides) {
@@ -221,16 +168,16 @@ __device__ __forceinline__ i64 decompose(i64 idx, int rank, const i64* shape, co
 template <class Acc>
 __device__ Acc reduce_part(const ReduceParams& p, const Reducer<Acc>& r, i64 base, i64 first,
                            i64 step) {
-  Acc acc = r.init(), comp = Acc(0);
+  Acc acc = r.identity(), comp = Acc(0);
   const bool sum =
       r.mode == ReduceMode::SUM || r.mode == ReduceMode::SUM_SQR || r.mode == ReduceMode::MEAN;
   for (i64 k = first; k < p.len; k += step) {
     i64 off = base + decompose(k, p.red_rank, p.red_shape, p.red_strides);
     Acc x;
     if constexpr (std::is_same_v<Acc, float>)
-      x = r.lift(load_as<float>(p.in, off, p.dtype));
+      x = r.term(load_as<float>(p.in, off, p.dtype));
     else
-      x = r.lift(load_scalar(p.in, off, p.dtype).i);
+      x = r.term(load_scalar(p.in, off, p.dtype).i);
     if constexpr (std::is_same_v<Acc, float>) {
       if (sum) {
         float y = x - comp, t = acc + y;
@@ -246,7 +193,7 @@ __device__ Acc reduce_part(const ReduceParams& p, const Reducer<Acc>& r, i64 bas
 
 template <class Acc>
 __device__ void store_reduced(const ReduceParams& p, const Reducer<Acc>& r, i64 o, Acc acc) {
-  if (r.mode == ReduceMode::MEAN) acc = p.len ? acc / static_cast<Acc>(p.len) : acc;
+  if (r.mode == ReduceMode::MEAN) acc = mean_of(acc, p.len);
   if constexpr (std::is_same_v<Acc, float>)
     store_as<float>(p.out, o, acc, p.dtype);
   else
@@ -315,16 +262,9 @@ void launch_pow_const(const EwParams& p, float e, cudaStream_t s, int sms) {
     throw Error("pow_const on CUDA needs the same float dtype in and out, got " +
                 std::string(dtype_name(p.in_dtype)));
   if (p.numel == 0) return;
-  int kind = 3;
-  if (e == static_cast<float>(static_cast<int>(e)) && e >= -16 && e <= 16)
-    kind = 0;
-  else if (e == 0.5f)
-    kind = 1;
-  else if (e == -0.5f)
-    kind = 2;
   EwParams q = p;
   q.dense = true;
-  pow_kernel<<<grid_for(p.numel, sms), kBlock, 0, s>>>(q, e, kind);
+  pow_kernel<<<grid_for(p.numel, sms), kBlock, 0, s>>>(q, e, pow_case(e));
   check_launch("pow_const");
 }
 
