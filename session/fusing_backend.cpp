@@ -5,7 +5,7 @@
 #include "fusion/region_spec.h"
 #include "runtime/cpu/stream_store.h"
 #include "runtime/ir/error.h"
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 #include "session/fused_binding.h"
 
 namespace hf {

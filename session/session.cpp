@@ -8,7 +8,7 @@
 #include "profiler/step_times.h"
 #include "runtime/exec/compare.h"
 #include "runtime/ir/error.h"
-#include "runtime/ops/op_table.h"
+#include "runtime/ir/op_table.h"
 #include "session/compile_worker.h"
 
 namespace hf {
