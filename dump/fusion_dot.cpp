@@ -4,7 +4,7 @@
 
 #include "dump/session_dot.h"
 #include "dump/text.h"
-#include "fusion/cpu_kernel_cache.h"
+#include "fusion/kernel_cache.h"
 #include "fusion/region_spec.h"
 
 namespace hf::dump {
@@ -56,7 +56,7 @@ Drawing fused_drawing(const Graph& original, const FusionResult& r,
     const int id = static_cast<int>(i);
     std::string kernel;
     try {
-      kernel = fusion::CpuKernelCache::kernel_name(fusion::build_region_kernel(original, reg).spec);
+      kernel = fusion::KernelCache::kernel_name(fusion::build_region_kernel(original, reg).spec);
     } catch (const std::exception&) {
       kernel = "(no kernel)";
     }

@@ -3,7 +3,7 @@
 #include <map>
 
 #include "fusion/codegen_cpp.h"
-#include "fusion/cpu_kernel_cache.h"
+#include "fusion/kernel_cache.h"
 #include "fusion/region_spec.h"
 
 namespace hf::dump {
@@ -23,7 +23,7 @@ std::vector<KernelSource> kernel_sources(const Graph& g, const fusion::Detection
     try {
       fusion::RegionKernel k = fusion::build_region_kernel(g, d.regions[r]);
       if (k.outputs.empty()) continue;
-      std::string name = fusion::CpuKernelCache::kernel_name(k.spec);
+      std::string name = fusion::KernelCache::kernel_name(k.spec);
       if (auto it = by_name.find(name); it != by_name.end()) {
         out[it->second].regions.push_back(r);
         continue;
