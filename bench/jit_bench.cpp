@@ -24,9 +24,10 @@
 #include <vector>
 
 #include "fusion/codegen_cuda.h"
-#include "fusion/cpu_kernel_cache.h"
 #include "fusion/detect.h"
 #include "fusion/disk_cache.h"
+#include "fusion/host_toolchain.h"
+#include "fusion/kernel_cache.h"
 #include "fusion/nvrtc_compiler.h"
 #include "fusion/region_spec.h"
 #include "fusion/workdir.h"
@@ -91,8 +92,8 @@ void BM_CompileHost(benchmark::State& state, const std::string& name) {
   if (!first_spec(state, name, &spec)) return;
   for (auto _ : state) {
     TempDir cache_dir;
-    fusion::CpuKernelCache cache(fusion::Workdir::open(std::nullopt, false),
-                                 std::make_shared<fusion::DiskCache>(cache_dir.path));
+    fusion::KernelCache cache(fusion::host_toolchain(), fusion::Workdir::open(std::nullopt, false),
+                              std::make_shared<fusion::DiskCache>(cache_dir.path));
     auto t0 = std::chrono::steady_clock::now();
     fusion::CompileOutcome r = cache.ensure(spec, name);
     state.SetIterationTime(
@@ -110,14 +111,16 @@ void BM_LoadDisk(benchmark::State& state, const std::string& name) {
   TempDir cache_dir;
   auto disk = std::make_shared<fusion::DiskCache>(cache_dir.path);
   {
-    fusion::CpuKernelCache warmup(fusion::Workdir::open(std::nullopt, false), disk);
+    fusion::KernelCache warmup(fusion::host_toolchain(), fusion::Workdir::open(std::nullopt, false),
+                               disk);
     if (!warmup.ensure(spec, name).ok) {
       state.SkipWithError("compile failed");
       return;
     }
   }
   for (auto _ : state) {
-    fusion::CpuKernelCache cache(fusion::Workdir::open(std::nullopt, false), disk);
+    fusion::KernelCache cache(fusion::host_toolchain(), fusion::Workdir::open(std::nullopt, false),
+                              disk);
     auto t0 = std::chrono::steady_clock::now();
     fusion::CompileOutcome r = cache.ensure(spec, name);
     state.SetIterationTime(
@@ -136,7 +139,7 @@ void BM_CompileNvrtc(benchmark::State& state, const std::string& name) {
   }
   fusion::KernelSpec spec;
   if (!first_spec(state, name, &spec)) return;
-  std::string kname = fusion::CpuKernelCache::kernel_name(spec);
+  std::string kname = fusion::KernelCache::kernel_name(spec);
   for (auto _ : state) {
     auto t0 = std::chrono::steady_clock::now();
     std::string src = fusion::generate_cuda(spec, kname, name);
@@ -174,8 +177,8 @@ void BM_Run(benchmark::State& state, const std::string& name, bool fused) {
   }
   Graph g = parse_graph_json(text, name);
   TempDir cache_dir;
-  fusion::CpuKernelCache cache(fusion::Workdir::open(std::nullopt, false),
-                               std::make_shared<fusion::DiskCache>(cache_dir.path));
+  fusion::KernelCache cache(fusion::host_toolchain(), fusion::Workdir::open(std::nullopt, false),
+                            std::make_shared<fusion::DiskCache>(cache_dir.path));
   FusionResult fr =
       fuse_graph(g, fused ? fusion::FusionLevel::All : fusion::FusionLevel::Off, cache);
   if (fused && fr.regions_fused == 0) {

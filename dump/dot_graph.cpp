@@ -6,7 +6,7 @@
 
 #include "dump/dot_escape.h"
 #include "dump/text.h"
-#include "fusion/cpu_kernel_cache.h"
+#include "fusion/kernel_cache.h"
 #include "fusion/region_spec.h"
 
 namespace hf::dump {
@@ -96,7 +96,7 @@ std::string short_type(const Value& v) {
 std::string op_label(const Node& n) {
   std::string op = row_op(n);
   if (auto* f = dynamic_cast<const fusion::FusedRegion*>(n.payload.get()))
-    op += " " + fusion::CpuKernelCache::kernel_name(f->kernel.spec);
+    op += " " + fusion::KernelCache::kernel_name(f->kernel.spec);
   return op;
 }
 

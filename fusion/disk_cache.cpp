@@ -165,24 +165,32 @@ bool DiskCache::put(const std::string& key, std::string_view payload) {
   return fsutil::write_atomic(fd_, key + kSuffix, entry, /*sync=*/true).empty();
 }
 
-std::string DiskCache::make_key(std::initializer_list<std::string_view> parts) {
+namespace {
+template <class Parts>
+std::string key_of(const Parts& parts) {
   Sha256 h;
+  auto add = [&h](std::string_view p) {
+    std::string len;
+    put_u64(len, p.size());
+    h.update(len);
+    h.update(p);
+  };
   // hotfuse's version and the entry format first: an upgrade never loads an older build's
   // code, whatever the caller put in the key.
-  for (std::string_view p : {std::string_view(HF_VERSION), std::string_view("hfc1")}) {
-    std::string len;
-    put_u64(len, p.size());
-    h.update(len);
-    h.update(p);
-  }
-  for (std::string_view p : parts) {
-    std::string len;
-    put_u64(len, p.size());
-    h.update(len);
-    h.update(p);
-  }
+  add(HF_VERSION);
+  add("hfc1");
+  for (std::string_view p : parts) add(p);
   auto d = h.finish();
   return to_hex(d.data(), d.size());
+}
+}  // namespace
+
+std::string DiskCache::make_key(std::initializer_list<std::string_view> parts) {
+  return key_of(parts);
+}
+
+std::string DiskCache::make_key(std::span<const std::string> parts) {
+  return key_of(parts);
 }
 
 }  // namespace hf::fusion

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -44,6 +45,8 @@ class DiskCache {
   // everything else the payload depends on: source, target, arch, compiler identity and
   // version, flags.
   static std::string make_key(std::initializer_list<std::string_view> parts);
+  // The same, for parts only known at run time (KernelCache: a toolchain's key_parts()).
+  static std::string make_key(std::span<const std::string> parts);
 
   const std::filesystem::path& dir() const { return dir_; }
   std::filesystem::path entry_path(const std::string& key) const;

@@ -47,7 +47,9 @@ class KernelToolchain {
   virtual std::string generate(const KernelSpec& spec, const std::string& name,
                                const std::string& origin) const = 0;
   // Everything besides the source that decides the artifact: compiler identity, options,
-  // arch, digest of the embedded headers.
+  // arch, digest of the embedded headers. The first part is the artifact's kind ("cpu",
+  // "ptx"): disk_key() is make_key({source, key_parts()...}), the key the per-target caches
+  // before this one computed, so their disk entries still hit.
   virtual std::vector<std::string> key_parts() const = 0;
 
   struct Built {
@@ -95,6 +97,8 @@ class KernelCache {
 
   const KernelToolchain& toolchain() const { return *toolchain_; }
   Workdir& workdir() { return *workdir_; }
+  // For another target's cache that keeps its sources in the same directory.
+  std::shared_ptr<Workdir> shared_workdir() const { return workdir_; }
   int compiles() const;
   int disk_hits() const;
   int memory_hits() const;

@@ -9,9 +9,11 @@ CompileWorker::CompileWorker(EnsureKernel ensure, std::function<void(int region)
       before_compile_(std::move(before_compile)),
       thread_([this] { loop(); }) {}
 
-CompileWorker::CompileWorker(fusion::CpuKernelCache& cache,
+CompileWorker::CompileWorker(fusion::KernelCache& cache,
                              std::function<void(int region)> before_compile)
-    : CompileWorker(cpu_kernel_provider(cache).ensure, std::move(before_compile)) {}
+    : CompileWorker([&cache](const fusion::KernelSpec& spec,
+                             const std::string& origin) { return cache.ensure(spec, origin); },
+                    std::move(before_compile)) {}
 
 CompileWorker::~CompileWorker() {
   {
@@ -68,7 +70,7 @@ void CompileWorker::loop() {
     try {
       d.outcome = ensure_(job.spec, job.origin);
     } catch (const std::exception& e) {  // a generator or loader bug must not stop the run
-      d.outcome.message = "kernel " + fusion::CpuKernelCache::kernel_name(job.spec) +
+      d.outcome.message = "kernel " + fusion::KernelCache::kernel_name(job.spec) +
                           " could not be generated: " + e.what() + "; its region runs unfused";
     }
     d.end = std::chrono::steady_clock::now();

@@ -11,10 +11,15 @@
 #include <thread>
 #include <vector>
 
-#include "fusion/cpu_kernel_cache.h"
-#include "session/kernel_provider.h"
+#include "fusion/kernel_cache.h"
 
 namespace hf {
+
+// Generates, compiles or loads the kernel of a spec and says how it went
+// (KernelCache::ensure, or a test's stand-in). Called on the worker's thread while
+// iterations run: it must be thread-safe.
+using EnsureKernel = std::function<fusion::CompileOutcome(const fusion::KernelSpec& spec,
+                                                          const std::string& origin)>;
 
 struct CompileJob {
   int region = -1;
@@ -31,12 +36,11 @@ struct CompileDone {
 
 class CompileWorker {
  public:
-  // ensure: compiles or loads a kernel (any backend's cache, KernelProvider::ensure); called
-  // on the worker thread. before_compile: a test hook run on the worker thread before each
-  // job (e.g. a sleep, to stand in for a slow compiler).
+  // ensure: called on the worker thread. before_compile: a test hook run on the worker thread
+  // before each job (e.g. a sleep, to stand in for a slow compiler).
   explicit CompileWorker(EnsureKernel ensure, std::function<void(int region)> before_compile = {});
-  // The CPU kernel cache's ensure.
-  explicit CompileWorker(fusion::CpuKernelCache& cache,
+  // The cache's ensure.
+  explicit CompileWorker(fusion::KernelCache& cache,
                          std::function<void(int region)> before_compile = {});
   // Lets the job in progress finish, drops the queued ones, joins.
   ~CompileWorker();

@@ -11,13 +11,7 @@ int kernel_count(const Graph& g) {
   return n;
 }
 
-FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level, fusion::CpuKernelCache& cache) {
-  return fuse_graph(g, level, [&cache](const fusion::KernelSpec& spec, const std::string& origin) {
-    return cache.ensure(spec, origin);
-  });
-}
-
-FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level, const EnsureKernel& ensure) {
+FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level, fusion::KernelCache& cache) {
   FusionResult r{g, {}, 0, 0, 0, 0, 0, {}};
   if (level == fusion::FusionLevel::Off) return r;
   if (level == fusion::FusionLevel::Static) {
@@ -33,9 +27,9 @@ FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level, const EnsureK
     for (NodeId n : k.nodes) origin += " " + std::to_string(n) + ":" + g.node(n).name;
     fusion::CompileOutcome c;
     try {
-      c = ensure(k.spec, origin);
+      c = cache.ensure(k.spec, origin);
     } catch (const std::exception& e) {  // a generator or loader bug must not stop the run
-      c.message = "kernel " + fusion::CpuKernelCache::kernel_name(k.spec) + " (" + origin +
+      c.message = "kernel " + fusion::KernelCache::kernel_name(k.spec) + " (" + origin +
                   ") could not be generated: " + e.what() + "; its region runs unfused";
     }
     r.compile_ms_total += c.ms;

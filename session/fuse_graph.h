@@ -5,14 +5,12 @@
 // (or taken from the caches) and replaces its nodes; a region whose kernel fails to
 // compile stays unfused, and the failure is reported, never fatal.
 #pragma once
-#include <functional>
 #include <string>
 #include <vector>
 
-#include "fusion/cpu_kernel_cache.h"
 #include "fusion/detect.h"
+#include "fusion/kernel_cache.h"
 #include "runtime/ir/graph.h"
-#include "session/kernel_provider.h"
 
 namespace hf {
 
@@ -27,11 +25,8 @@ struct FusionResult {
   std::vector<std::string> failures;  // one line per region left unfused by a failure
 };
 
-FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level, fusion::CpuKernelCache& cache);
-
-// The same with any kernel cache (the CUDA backend's CudaKernelCache::ensure; EnsureKernel
-// is in kernel_provider.h).
-FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level, const EnsureKernel& ensure);
+// The kernels come from `cache`, whichever target it compiles for.
+FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level, fusion::KernelCache& cache);
 
 // Steps one iteration runs: live nodes except Constants (computed when the plan is built).
 int kernel_count(const Graph& g);

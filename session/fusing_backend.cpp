@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "fusion/host_toolchain.h"
 #include "fusion/region_spec.h"
 #include "runtime/cpu/stream_store.h"
 #include "runtime/ir/error.h"
@@ -58,9 +59,9 @@ std::unique_ptr<Kernel> FusingCpuBackend::make_kernel(const Graph& g, const Node
   if (n.op != OpType::Fused) return base_.make_kernel(g, n);
   auto* f = dynamic_cast<const fusion::FusedRegion*>(n.payload.get());
   if (!f) throw Error(describe(n) + ": fused node without a region kernel");
-  fusion::HostKernelFn fn = kernels_.find(f->kernel.spec.hash());
-  if (!fn) throw Error(describe(n) + ": kernel " + f->kernel.spec.hash_hex() + " is not loaded");
-  return std::make_unique<FusedCpuKernel>(n, f->kernel, fn, node_bytes(g, n), node_flops(g, n),
+  auto* k = dynamic_cast<const fusion::HostKernel*>(kernels_.find(f->kernel.spec.hash()));
+  if (!k) throw Error(describe(n) + ": kernel " + f->kernel.spec.hash_hex() + " is not loaded");
+  return std::make_unique<FusedCpuKernel>(n, f->kernel, k->fn, node_bytes(g, n), node_flops(g, n),
                                           base_.pool(), hook_);
 }
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <functional>
 
-#include "fusion/cpu_kernel_cache.h"
+#include "fusion/kernel_cache.h"
 #include "runtime/cpu/cpu_backend.h"
 
 namespace hf {
@@ -14,14 +14,14 @@ using FusedRunHook = std::function<void(uint64_t spec_hash, std::span<const Tens
 
 class FusingCpuBackend final : public WrappingBackend {
  public:
-  FusingCpuBackend(cpu::CpuBackend& base, const fusion::CpuKernelCache& kernels,
+  FusingCpuBackend(cpu::CpuBackend& base, const fusion::KernelCache& kernels,
                    FusedRunHook hook = {})
       : WrappingBackend(base), base_(base), kernels_(kernels), hook_(std::move(hook)) {}
   std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) override;
 
  private:
   cpu::CpuBackend& base_;
-  const fusion::CpuKernelCache& kernels_;
+  const fusion::KernelCache& kernels_;
   FusedRunHook hook_;
 };
 

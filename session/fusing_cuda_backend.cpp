@@ -1,15 +1,13 @@
 #include "session/fusing_cuda_backend.h"
 #if HF_HAVE_CUDA_BACKEND
 #include <algorithm>
-#include <chrono>
 #include <cstring>
-#include <filesystem>
-#include <iostream>
 
 #include "fusion/codegen_cuda.h"
 #include "fusion/embedded_headers.h"
 #include "fusion/nvrtc_compiler.h"
 #include "fusion/region_spec.h"
+#include "runtime/cuda/ptx_kernel.h"
 #include "runtime/ir/error.h"
 #include "session/fused_binding.h"
 
@@ -17,9 +15,46 @@ namespace hf {
 
 namespace {
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
+// What KernelCache::find() holds for a CUDA kernel.
+struct CudaKernel final : fusion::LoadedKernel {
+  CudaKernel(const std::string& ptx, const std::string& name) : ptx(ptx, name) {}
+  cuda::PtxKernel ptx;
+};
+
+class CudaToolchain final : public fusion::KernelToolchain {
+ public:
+  explicit CudaToolchain(int arch) : arch_(arch), ptx_arch_(fusion::clamp_arch(arch)) {}
+  std::string target() const override { return "cuda sm_" + std::to_string(arch_); }
+  std::string extension() const override { return ".cu"; }
+  std::string generate(const fusion::KernelSpec& spec, const std::string& name,
+                       const std::string& origin) const override {
+    return fusion::generate_cuda(spec, name, origin);
+  }
+  std::vector<std::string> key_parts() const override {
+    std::string options;
+    for (const std::string& o : fusion::nvrtc_options()) options += o + " ";
+    return {"ptx", "compute_" + std::to_string(ptx_arch_), fusion::nvrtc_identity(), options,
+            fusion::embedded_headers_digest()};
+  }
+  Built compile(const std::string& source, const std::string& name, const std::string& origin,
+                fusion::Workdir&) const override {
+    fusion::PtxResult r = fusion::compile_ptx(source, name, ptx_arch_);
+    if (!r.ok)
+      return {false, "",
+              "kernel " + name + " (" + origin + ") failed to compile with NVRTC: " + r.log +
+                  "; its region runs unfused"};
+    return {true, std::move(r.ptx), ""};
+  }
+  // The worker thread loads PTX (cudaLibraryLoadData) while the session's thread launches:
+  // both on device 0, the only one the backend uses, so no cudaSetDevice is needed here.
+  std::unique_ptr<fusion::LoadedKernel> load(const std::string& artifact, const std::string& name,
+                                             fusion::Workdir&) const override {
+    return std::make_unique<CudaKernel>(artifact, name);
+  }
+
+ private:
+  int arch_, ptx_arch_;
+};
 
 class FusedCudaKernel final : public Kernel {
  public:
@@ -72,121 +107,30 @@ class FusedCudaKernel final : public Kernel {
 
 }  // namespace
 
-CudaKernelCache::CudaKernelCache(int device, int arch, std::shared_ptr<fusion::DiskCache> disk)
-    : device_(device), ptx_arch_(fusion::clamp_arch(arch)), disk_(std::move(disk)) {}
-
-std::shared_ptr<fusion::DiskCache> CudaKernelCache::default_disk() {
-  auto dir = fusion::DiskCache::default_dir();
-  if (!dir) return nullptr;
-  try {
-    return std::make_shared<fusion::DiskCache>(*dir);
-  } catch (const Error& e) {
-    std::cerr << "hotfuse: disk kernel cache disabled: " << e.what() << "\n";
-    return nullptr;
-  }
+std::unique_ptr<fusion::KernelToolchain> cuda_toolchain(int arch) {
+  return std::make_unique<CudaToolchain>(arch);
 }
 
-std::string CudaKernelCache::disk_key(const fusion::KernelSpec& spec) const {
-  std::string options;
-  for (const std::string& o : fusion::nvrtc_options()) options += o + " ";
-  return fusion::DiskCache::make_key(
-      {fusion::generate_cuda(spec, fusion::CpuKernelCache::kernel_name(spec), ""), "ptx",
-       "compute_" + std::to_string(ptx_arch_), fusion::nvrtc_identity(), options,
-       fusion::embedded_headers_digest()});
-}
-
-const cuda::PtxKernel* CudaKernelCache::find(uint64_t spec_hash) const {
-  std::lock_guard lock(mu_);
-  auto it = loaded_.find(spec_hash);
-  return it == loaded_.end() ? nullptr : it->second.get();
-}
-
-fusion::CompileOutcome CudaKernelCache::ensure(const fusion::KernelSpec& spec,
-                                               const std::string& origin) {
-  auto t0 = std::chrono::steady_clock::now();
-  const uint64_t hash = spec.hash();
-  const std::string name = fusion::CpuKernelCache::kernel_name(spec);
-  {
-    std::lock_guard lock(mu_);
-    if (loaded_.count(hash)) {
-      ++memory_hits_;
-      return {true, fusion::CompileOutcome::Memory, ms_since(t0), ""};
-    }
-  }
-  auto load = [&](const std::string& ptx) {
-    auto k = std::make_unique<cuda::PtxKernel>(ptx, name);
-    std::lock_guard lock(mu_);
-    loaded_.emplace(hash, std::move(k));
-  };
-  std::string key;
-  if (disk_) {
-    key = disk_key(spec);
-    if (auto ptx = disk_->get(key)) {
-      try {
-        load(*ptx);
-        ++disk_hits_;
-        return {true, fusion::CompileOutcome::Disk, ms_since(t0), ""};
-      } catch (const Error& e) {
-        std::cerr << "hotfuse: cached PTX of " << name << " did not load (" << e.what()
-                  << "); compiling it again\n";
-      }
-    }
-  }
-  fusion::PtxResult r =
-      fusion::compile_ptx(fusion::generate_cuda(spec, name, origin), name, ptx_arch_);
-  if (!r.ok)
-    return {false, fusion::CompileOutcome::Failed, ms_since(t0),
-            "kernel " + name + " (" + origin + ") failed to compile with NVRTC: " + r.log +
-                "; its region runs unfused"};
-  ++compiles_;
-  if (disk_) disk_->put(key, r.ptx);
-  try {
-    load(r.ptx);
-  } catch (const Error& e) {
-    return {false, fusion::CompileOutcome::Failed, ms_since(t0),
-            "kernel " + name + " (" + origin + ") did not load: " + e.what() +
-                "; its region runs unfused"};
-  }
-  return {true, fusion::CompileOutcome::Compiled, ms_since(t0), ""};
-}
-
-bool CudaKernelCache::cached(const fusion::KernelSpec& spec) const {
-  {
-    std::lock_guard lock(mu_);
-    if (loaded_.count(spec.hash())) return true;
-  }
-  if (!disk_) return false;
-  std::error_code ec;
-  return std::filesystem::is_regular_file(disk_->entry_path(disk_key(spec)), ec);
+std::unique_ptr<fusion::KernelCache> cuda_kernel_cache(int arch) {
+  return std::make_unique<fusion::KernelCache>(cuda_toolchain(arch),
+                                               fusion::KernelCache::host().shared_workdir(),
+                                               fusion::KernelCache::default_disk());
 }
 
 std::unique_ptr<Kernel> FusingCudaBackend::make_kernel(const Graph& g, const Node& n) {
   if (n.op != OpType::Fused) return base_.make_kernel(g, n);
   auto* f = dynamic_cast<const fusion::FusedRegion*>(n.payload.get());
   if (!f) throw Error(describe(n) + ": fused node without a region kernel");
-  const cuda::PtxKernel* k = kernels_.find(f->kernel.spec.hash());
+  auto* k = dynamic_cast<const CudaKernel*>(kernels_.find(f->kernel.spec.hash()));
   if (!k)
     throw Error(describe(n) + ": CUDA kernel " + f->kernel.spec.hash_hex() + " is not loaded");
-  return std::make_unique<FusedCudaKernel>(n, f->kernel, *k, base_);
+  return std::make_unique<FusedCudaKernel>(n, f->kernel, k->ptx, base_);
 }
 
-SessionTarget cuda_session_target(cuda::CudaBackend& gpu, CudaKernelCache& kernels,
-                                  fusion::Workdir& sources) {
+SessionTarget cuda_session_target(cuda::CudaBackend& gpu, fusion::KernelCache& kernels) {
   SessionTarget t;
   t.backend = &gpu;
-  // The worker thread loads PTX (cudaLibraryLoadData) while the session's thread launches:
-  // both on device 0, the only one the backend uses, so no cudaSetDevice is needed there.
-  t.kernels.ensure = [&kernels](const fusion::KernelSpec& spec, const std::string& origin) {
-    return kernels.ensure(spec, origin);
-  };
-  t.kernels.cached = [&kernels](const fusion::KernelSpec& spec) { return kernels.cached(spec); };
-  t.kernels.keep_source = [&sources](const fusion::KernelSpec& spec, const std::string& origin) {
-    const std::string name = fusion::CpuKernelCache::kernel_name(spec);
-    const std::string file = name + ".cu";
-    auto path = sources.write_file(file, fusion::generate_cuda(spec, name, origin));
-    sources.retain(file);
-    return path;
-  };
+  t.kernels = &kernels;
   t.make_fusing = [&gpu, &kernels](FusedRunHook hook) -> std::unique_ptr<Backend> {
     if (hook)
       throw Error(

@@ -2,10 +2,10 @@
 
 namespace hf {
 
-SessionTarget cpu_session_target(cpu::CpuBackend& backend, fusion::CpuKernelCache& cache) {
+SessionTarget cpu_session_target(cpu::CpuBackend& backend, fusion::KernelCache& cache) {
   SessionTarget t;
   t.backend = &backend;
-  t.kernels = cpu_kernel_provider(cache);
+  t.kernels = &cache;
   t.make_fusing = [&backend, &cache](FusedRunHook hook) -> std::unique_ptr<Backend> {
     return std::make_unique<FusingCpuBackend>(backend, cache, std::move(hook));
   };

@@ -90,12 +90,14 @@ TEST(CudaAllocator, SizeClassesRoundUpAndStayClose) {
   }
 }
 
-TEST(CudaKernelCache, PtxKeyDependsOnSpecAndArch) {
+TEST(CudaToolchain, PtxKeyDependsOnSpecAndArch) {
   Graph g = example("activation_chain");
   fusion::Detection d = fusion::detect_regions(g);
   ASSERT_FALSE(d.regions.empty());
   fusion::RegionKernel k = fusion::build_region_kernel(g, d.regions[0]);
-  CudaKernelCache a(0, 90, nullptr), b(0, 90, nullptr), old(0, 80, nullptr);
+  JitEnv env;
+  fusion::KernelCache a(cuda_toolchain(90), env.workdir, nullptr),
+      b(cuda_toolchain(90), env.workdir, nullptr), old(cuda_toolchain(80), env.workdir, nullptr);
   EXPECT_EQ(a.disk_key(k.spec), b.disk_key(k.spec));
   if (fusion::clamp_arch(80) != fusion::clamp_arch(90)) {
     EXPECT_NE(a.disk_key(k.spec), old.disk_key(k.spec));
@@ -107,7 +109,7 @@ TEST(CudaKernelCache, PtxKeyDependsOnSpecAndArch) {
 
 // What FusingCudaBackend loads: NVRTC PTX for the device arch with the entry point
 // cudaLibraryGetKernel looks up (the e2e suite compiles the examples for sm_80/sm_90).
-TEST(CudaKernelCache, RandomDagKernelsCompileToPtxWithTheirEntryPoint) {
+TEST(CudaToolchain, RandomDagKernelsCompileToPtxWithTheirEntryPoint) {
   if (!fusion::nvrtc_available()) GTEST_SKIP() << "no NVRTC";
   std::mt19937 rng(77);
   int compiled = 0;
@@ -115,7 +117,7 @@ TEST(CudaKernelCache, RandomDagKernelsCompileToPtxWithTheirEntryPoint) {
     Graph g = random_dag(rng, i % 3 == 2 ? DType::BF16 : i % 3 == 1 ? DType::F16 : DType::F32);
     for (const fusion::Region& r : fusion::detect_regions(g).regions) {
       fusion::RegionKernel k = fusion::build_region_kernel(g, r);
-      const std::string name = fusion::CpuKernelCache::kernel_name(k.spec);
+      const std::string name = fusion::KernelCache::kernel_name(k.spec);
       fusion::PtxResult p = fusion::compile_ptx(fusion::generate_cuda(k.spec, name, "dag"), name,
                                                 fusion::clamp_arch(90));
       ASSERT_TRUE(p.ok) << write_graph_json(g) << p.log;
@@ -334,12 +336,11 @@ TEST(CudaOps, IterationsAndReplansAllocateNothing) {
 }
 
 // Fused (NVRTC) against unfused (AOT) on the device, two iterations each.
-FusionResult expect_fused_matches_unfused_on_cuda(const Graph& g, CudaKernelCache& cache,
+FusionResult expect_fused_matches_unfused_on_cuda(const Graph& g, fusion::KernelCache& cache,
                                                   uint64_t seed = 3) {
   std::vector<HostTensor> in = random_inputs(g, seed);
   std::vector<HostTensor> want = run_on_device(g, gpu(), in);
-  FusionResult fr = fuse_graph(g, fusion::FusionLevel::All,
-                               [&](const auto& s, const auto& o) { return cache.ensure(s, o); });
+  FusionResult fr = fuse_graph(g, fusion::FusionLevel::All, cache);
   EXPECT_TRUE(fr.failures.empty()) << fr.failures.front();
   FusingCudaBackend fusing(gpu(), cache);
   std::vector<HostTensor> got = run_on_device(fr.graph, fusing, in, 2);
@@ -354,7 +355,8 @@ FusionResult expect_fused_matches_unfused_on_cuda(const Graph& g, CudaKernelCach
 TEST(CudaFusion, EveryExampleAndRandomDagsMatchUnfused) {
   REQUIRE_CUDA_DEVICE();
   const cuda::DeviceStatus& d = cuda::device_status();
-  CudaKernelCache cache(d.device, d.arch, nullptr);
+  JitEnv env;
+  fusion::KernelCache cache(cuda_toolchain(d.arch), env.workdir, nullptr);
   for (const char* name : kExamples) {
     SCOPED_TRACE(name);
     EXPECT_GT(expect_fused_matches_unfused_on_cuda(example(name), cache).regions_fused, 0);
@@ -374,18 +376,18 @@ TEST(CudaFusion, SecondRunHitsThePtxDiskCacheAndTheFunctionCache) {
   JitEnv env;
   const cuda::DeviceStatus& d = cuda::device_status();
   Graph g = example("activation_chain");
-  auto ensure_all = [&](CudaKernelCache& c) {
-    return fuse_graph(g, fusion::FusionLevel::All,
-                      [&](const auto& s, const auto& o) { return c.ensure(s, o); });
+  auto ensure_all = [&](fusion::KernelCache& c) {
+    return fuse_graph(g, fusion::FusionLevel::All, c);
   };
-  CudaKernelCache first(d.device, d.arch, env.disk);
+  fusion::KernelCache first(cuda_toolchain(d.arch), env.workdir, env.disk);
   FusionResult a = ensure_all(first);
   ASSERT_GT(a.regions_fused, 0);
   EXPECT_EQ(first.compiles(), a.regions_fused);
   FusionResult again = ensure_all(first);  // same process: the loaded functions
   EXPECT_EQ(first.memory_hits(), a.regions_fused);
   EXPECT_EQ(first.compiles(), a.regions_fused);
-  CudaKernelCache second(d.device, d.arch, env.disk);  // a new process: PTX from disk
+  // A new process: PTX from disk.
+  fusion::KernelCache second(cuda_toolchain(d.arch), env.workdir, env.disk);
   FusionResult b = ensure_all(second);
   EXPECT_EQ(second.compiles(), 0);
   EXPECT_EQ(second.disk_hits(), b.regions_fused);

@@ -89,13 +89,13 @@ TEST(CudaSession, EveryExampleSwapsValidatedKernelsAndMatchesUnfused) {
       want = download(unfused.run(in.views));
     }
     const cuda::DeviceStatus& d = cuda::device_status();
-    CudaKernelCache cache(d.device, d.arch, env.disk);
+    fusion::KernelCache cache(cuda_toolchain(d.arch), env.workdir, env.disk);
     SessionOptions o;
     o.sync_compile = true;
     o.warmup_min_s = 0;
     o.select.min_share = 0;  // small graphs: fuse whatever saves anything
     o.select.expected_iters = 1'000'000'000;
-    Session s(g, cuda_session_target(gpu(), cache, *env.workdir), device_machine(), o);
+    Session s(g, cuda_session_target(gpu(), cache), device_machine(), o);
     auto expect_matches = [&](std::span<const TensorView> got_views) {
       std::vector<HostTensor> got = download(got_views);
       ASSERT_EQ(got.size(), want.size());
@@ -149,11 +149,11 @@ TEST(CudaSession, HotChainIsKeptAndFaster) {
   std::vector<HostTensor> host = random_inputs(g, 3);
   DeviceInputs in(gpu(), host);
   const cuda::DeviceStatus& d = cuda::device_status();
-  CudaKernelCache cache(d.device, d.arch, env.disk);
+  fusion::KernelCache cache(cuda_toolchain(d.arch), env.workdir, env.disk);
   SessionOptions o;
   o.sync_compile = true;
   o.select.expected_iters = 1'000'000'000;  // an uncached compile is charged 500 ms
-  Session s(g, cuda_session_target(gpu(), cache, *env.workdir), device_machine(), o);
+  Session s(g, cuda_session_target(gpu(), cache), device_machine(), o);
   for (int i = 0; i < 200 && !s.settled(); ++i) s.run(in.views);
   ASSERT_TRUE(s.settled()) << phase_name(s.phase());
   for (int i = 0; i < 10; ++i) s.run(in.views);
@@ -170,11 +170,10 @@ TEST(CudaSession, AfterFusedRunHookIsRefused) {
   JitEnv env;
   Graph g = example("abc");
   const cuda::DeviceStatus& d = cuda::device_status();
-  CudaKernelCache cache(d.device, d.arch, nullptr);
+  fusion::KernelCache cache(cuda_toolchain(d.arch), env.workdir, nullptr);
   SessionOptions o;
   o.after_fused_run = [](int, std::span<const TensorView>) {};
-  EXPECT_THROW(Session(g, cuda_session_target(gpu(), cache, *env.workdir), device_machine(), o),
-               Error);
+  EXPECT_THROW(Session(g, cuda_session_target(gpu(), cache), device_machine(), o), Error);
 }
 
 #else

@@ -36,7 +36,7 @@ const std::string kGraph = std::string(HF_SOURCE_DIR) + "/traces/graphs/ab_plus_
 std::string kernel_of(const Graph& g) {
   fusion::Detection d = fusion::detect_regions(g);
   EXPECT_EQ(d.regions.size(), 1u);
-  return fusion::CpuKernelCache::kernel_name(fusion::build_region_kernel(g, d.regions[0]).spec);
+  return fusion::KernelCache::kernel_name(fusion::build_region_kernel(g, d.regions[0]).spec);
 }
 
 // A real shared object exporting `symbol`: what an attacker would plant.

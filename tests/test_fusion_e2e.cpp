@@ -31,7 +31,7 @@ namespace fs = std::filesystem;
 
 // Runs g unfused and fused on the same inputs; checks every output within the fused
 // tolerances, and returns the fusion result for further checks.
-FusionResult expect_fused_matches_unfused(const Graph& g, fusion::CpuKernelCache& cache,
+FusionResult expect_fused_matches_unfused(const Graph& g, fusion::KernelCache& cache,
                                           uint64_t seed = 3) {
   cpu::CpuBackend cpu_backend;
   std::vector<HostTensor> in = random_inputs(g, seed);

@@ -1,5 +1,5 @@
-// What the adaptive session was refactored onto, tested on the CPU: the kernel-source
-// interface over CpuKernelCache, the compile worker over any EnsureKernel, and a session on
+// What the adaptive session was refactored onto, tested on the CPU: the kernel cache over
+// the host toolchain, the compile worker over any EnsureKernel, and a session on
 // a target whose memory is not the host's (validation downloads the live-outs it compares:
 // the CUDA path, exercised here with a backend whose download is memcpy, counted).
 #include <gtest/gtest.h>
@@ -7,6 +7,7 @@
 #include <atomic>
 #include <fstream>
 
+#include "fusion/host_toolchain.h"
 #include "fusion/region_spec.h"
 #include "runtime/exec/compare.h"
 #include "runtime/io/graph_json.h"
@@ -28,24 +29,38 @@ fusion::KernelSpec first_spec(const Graph& g) {
   return fusion::build_region_kernel(g, d.regions.at(0)).spec;
 }
 
-TEST(KernelProvider, CpuCacheEnsuresCachesAndKeepsSources) {
+TEST(KernelCache, HostCacheEnsuresCachesAndKeepsSources) {
   JitEnv env;
-  KernelProvider k = cpu_kernel_provider(*env.cache);
+  fusion::KernelCache& k = *env.cache;
   fusion::KernelSpec spec = first_spec(example("gelu_chain"));
+  const std::string name = fusion::KernelCache::kernel_name(spec);
   EXPECT_FALSE(k.cached(spec));
   fusion::CompileOutcome c = k.ensure(spec, "test");
   ASSERT_TRUE(c.ok) << c.message;
   EXPECT_EQ(c.source, fusion::CompileOutcome::Compiled);
   EXPECT_TRUE(k.cached(spec));
-  EXPECT_NE(env.cache->find(spec.hash()), nullptr);  // what FusingCpuBackend looks up
+  // What FusingCpuBackend looks up.
+  EXPECT_NE(dynamic_cast<const fusion::HostKernel*>(k.find(spec.hash())), nullptr);
   EXPECT_EQ(k.ensure(spec, "test").source, fusion::CompileOutcome::Memory);
-  EXPECT_TRUE(cpu_kernel_provider(*env.fresh_process()).cached(spec));  // on disk
+  EXPECT_EQ(k.compiles(), 1);
+  EXPECT_EQ(k.memory_hits(), 1);
+  EXPECT_EQ(k.disk_hits(), 0);
+
+  auto second = env.fresh_process();
+  EXPECT_TRUE(second->cached(spec));  // on disk
+  c = second->ensure(spec, "test");
+  ASSERT_TRUE(c.ok) << c.message;
+  EXPECT_EQ(c.source, fusion::CompileOutcome::Disk);
+  EXPECT_NE(dynamic_cast<const fusion::HostKernel*>(second->find(spec.hash())), nullptr);
+  EXPECT_EQ(second->compiles(), 0);
+  EXPECT_EQ(second->disk_hits(), 1);
 
   std::filesystem::path kept = k.keep_source(spec, "graph 'g', nodes: 1:a");
-  EXPECT_EQ(kept.filename(), fusion::CpuKernelCache::kernel_name(spec) + ".cpp");
+  EXPECT_EQ(kept.filename(), name + ".cpp");
   std::ifstream f(kept);
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find(fusion::CpuKernelCache::kernel_name(spec)), std::string::npos);
+  EXPECT_NE(text.find(name), std::string::npos);
+  EXPECT_EQ(text, k.source(spec, "graph 'g', nodes: 1:a"));
 }
 
 TEST(CompileWorker, CompilesThroughAnyEnsureKernelAndSurvivesItsExceptions) {

@@ -14,7 +14,7 @@
 
 namespace hf {
 
-inline FusionResult fuse_and_compare(const Graph& g, fusion::CpuKernelCache& cache, uint64_t seed) {
+inline FusionResult fuse_and_compare(const Graph& g, fusion::KernelCache& cache, uint64_t seed) {
   cpu::CpuBackend cpu_backend;
   std::vector<HostTensor> in = random_inputs(g, seed);
   Executor unfused(g, cpu_backend);

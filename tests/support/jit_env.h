@@ -10,7 +10,8 @@
 #include <span>
 #include <vector>
 
-#include "fusion/cpu_kernel_cache.h"
+#include "fusion/host_toolchain.h"
+#include "fusion/kernel_cache.h"
 #include "runtime/ir/tensor.h"
 
 namespace hf {
@@ -20,7 +21,7 @@ struct JitEnv {
   std::filesystem::path root;
   std::shared_ptr<fusion::Workdir> workdir;
   std::shared_ptr<fusion::DiskCache> disk;
-  std::unique_ptr<fusion::CpuKernelCache> cache;
+  std::unique_ptr<fusion::KernelCache> cache;  // host-compiled C++ kernels
   explicit JitEnv(bool keep = false) {
     root = std::filesystem::temp_directory_path() /
            ("hf-e2e-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
@@ -29,11 +30,11 @@ struct JitEnv {
     ::chmod((root / "cache").c_str(), 0700);
     workdir = fusion::Workdir::open(root / "work", keep);
     disk = std::make_shared<fusion::DiskCache>(root / "cache");
-    cache = std::make_unique<fusion::CpuKernelCache>(workdir, disk);
+    cache = fresh_process();
   }
   // A second process: same disk cache, empty memory cache.
-  std::unique_ptr<fusion::CpuKernelCache> fresh_process() const {
-    return std::make_unique<fusion::CpuKernelCache>(workdir, disk);
+  std::unique_ptr<fusion::KernelCache> fresh_process() const {
+    return std::make_unique<fusion::KernelCache>(fusion::host_toolchain(), workdir, disk);
   }
   ~JitEnv() {
     cache.reset();
