@@ -99,6 +99,9 @@ class KernelCache {
   Workdir& workdir() { return *workdir_; }
   // For another target's cache that keeps its sources in the same directory.
   std::shared_ptr<Workdir> shared_workdir() const { return workdir_; }
+  // The disk cache (null when disabled or refused): other cached results, such as the
+  // machine probe, live there under the same rules.
+  const std::shared_ptr<DiskCache>& disk() const { return disk_; }
   int compiles() const;
   int disk_hits() const;
   int memory_hits() const;

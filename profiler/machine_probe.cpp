@@ -102,15 +102,6 @@ double probe_launch_us(cpu::ThreadPool& pool) {
   return median_of(t) * 1e6;
 }
 
-std::optional<std::filesystem::path> cache_file(const std::optional<std::filesystem::path>& dir,
-                                                const MachinePeak& m) {
-  if (!dir) return std::nullopt;
-  std::string id = m.cpu + "|" + std::to_string(m.threads) + "|" + HF_VERSION;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(id));
-  return *dir / ("machine-" + std::string(hex) + ".json");
-}
-
 }  // namespace
 
 MachinePeak measure_machine(cpu::ThreadPool& pool) {
@@ -124,40 +115,31 @@ MachinePeak measure_machine(cpu::ThreadPool& pool) {
   return m;
 }
 
-MachinePeak probe_machine(cpu::ThreadPool& pool,
-                          const std::optional<std::filesystem::path>& cache_dir) {
-  MachinePeak key;
-  key.threads = pool.size();
-  key.cpu = cpu_model();
-  auto file = cache_file(cache_dir, key);
-  if (file) {
-    std::ifstream f(*file);
-    nlohmann::json j = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
-    if (j.is_object() && j.value("cpu", "") == key.cpu && j.value("threads", 0) == key.threads &&
-        j.value("bandwidth_gbps", 0.0) > 0 && j.value("gflops", 0.0) > 0 &&
-        j.value("launch_us", -1.0) >= 0) {
-      key.bandwidth_gbps = j["bandwidth_gbps"];
-      key.gflops = j["gflops"];
-      key.launch_us = j["launch_us"];
-      key.source = "cached in " + file->string();
-      return key;
-    }
-  }
-  MachinePeak m = measure_machine(pool);
-  if (file) {
-    nlohmann::json j = {
-        {"cpu", m.cpu},       {"threads", m.threads},     {"bandwidth_gbps", m.bandwidth_gbps},
-        {"gflops", m.gflops}, {"launch_us", m.launch_us}, {"hotfuse", HF_VERSION}};
-    std::error_code ec;
-    std::filesystem::create_directories(file->parent_path(), ec);
-    auto tmp = *file;
-    tmp += ".tmp" + std::to_string(::getpid());
-    std::ofstream f(tmp);
-    f << j.dump(2) << "\n";
-    f.close();
-    if (f) std::filesystem::rename(tmp, *file, ec);
-    if (!f || ec) std::filesystem::remove(tmp, ec);
-  }
+MachinePeak machine_identity(cpu::ThreadPool& pool) {
+  MachinePeak id;
+  id.threads = pool.size();
+  id.cpu = cpu_model();
+  return id;
+}
+
+std::string machine_entry(const MachinePeak& m) {
+  nlohmann::json j = {
+      {"cpu", m.cpu},       {"threads", m.threads},     {"bandwidth_gbps", m.bandwidth_gbps},
+      {"gflops", m.gflops}, {"launch_us", m.launch_us}, {"hotfuse", HF_VERSION}};
+  return j.dump(2) + "\n";
+}
+
+std::optional<MachinePeak> parse_machine_entry(const std::string& text,
+                                               const MachinePeak& identity) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || j.value("cpu", "") != identity.cpu ||
+      j.value("threads", 0) != identity.threads || !(j.value("bandwidth_gbps", 0.0) > 0) ||
+      !(j.value("gflops", 0.0) > 0) || !(j.value("launch_us", -1.0) >= 0))
+    return std::nullopt;
+  MachinePeak m = identity;
+  m.bandwidth_gbps = j["bandwidth_gbps"];
+  m.gflops = j["gflops"];
+  m.launch_us = j["launch_us"];
   return m;
 }
 

@@ -3,9 +3,8 @@
 //
 // The probe takes ~0.3 s (a STREAM-style triad far beyond the caches, an FMA loop on every
 // thread, an empty parallel_for), so its result is cached per machine (CPU model, thread
-// count, hotfuse version) as a small JSON file in the kernel cache directory.
+// count, hotfuse version) as a small JSON entry of the disk kernel cache.
 #pragma once
-#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -28,10 +27,15 @@ struct MachinePeak {
   double balance() const { return bandwidth_gbps > 0 ? gflops / bandwidth_gbps : 0; }
 };
 
-// Reads `cache_dir`/machine-<key>.json when present and valid, else probes and writes it
-// there (atomically; a failed write is harmless). No cache_dir: always probes.
-MachinePeak probe_machine(cpu::ThreadPool& pool,
-                          const std::optional<std::filesystem::path>& cache_dir);
+// What identifies a probe for its cache entry: the CPU model and thread count (the other
+// fields are zero). The entry is kept by the session's disk cache (session/run_target.cpp),
+// under the same rules as kernels: private directory, verified entries, no symlinks.
+MachinePeak machine_identity(cpu::ThreadPool& pool);
+// A probe as the text of its cache entry, and back: nullopt unless the text is a plausible
+// probe of `identity`.
+std::string machine_entry(const MachinePeak& m);
+std::optional<MachinePeak> parse_machine_entry(const std::string& text,
+                                               const MachinePeak& identity);
 
 // The measurement itself, uncached.
 MachinePeak measure_machine(cpu::ThreadPool& pool);

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "fusion/disk_cache.h"
+#include "fusion/kernel_cache.h"
 #include "fusion/workdir.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "session/fusing_cuda_backend.h"
@@ -16,12 +17,29 @@ namespace hf {
 
 namespace {
 
+// The machine probe, cached in the kernel cache's disk directory under its rules: none
+// when the kernel cache has no disk (disabled, or a directory it refused).
+MachinePeak cached_probe(cpu::ThreadPool& pool, fusion::DiskCache* disk) {
+  if (!disk) return measure_machine(pool);
+  const MachinePeak id = machine_identity(pool);
+  const std::string key =
+      fusion::DiskCache::make_key({"machine", id.cpu, std::to_string(id.threads)});
+  if (std::optional<std::string> text = disk->get(key))
+    if (std::optional<MachinePeak> m = parse_machine_entry(*text, id)) {
+      m->source = "cached in " + disk->entry_path(key).string();
+      return *m;
+    }
+  MachinePeak m = measure_machine(pool);
+  disk->put(key, machine_entry(m));  // a failed write is harmless: the next run probes
+  return m;
+}
+
 class CpuRunTarget final : public RunTarget {
  public:
   explicit CpuRunTarget(int threads)
       : pool_(threads),
         backend_(&pool_),
-        machine_(probe_machine(pool_, fusion::DiskCache::default_dir())) {}
+        machine_(cached_probe(pool_, fusion::KernelCache::host().disk().get())) {}
   std::string where() const override { return "cpu, " + std::to_string(pool_.size()) + " threads"; }
   Backend& backend() override { return backend_; }
   SessionTarget session_target() override {

@@ -13,7 +13,7 @@ if [ $rc = 0 ]; then
   out=$("$run" "$graph" --backend cuda --sync-compile --iters 2 --warmup 1 2>&1) ||
     fail "--backend cuda --fusion adaptive: $out"
   echo "$out" | grep -q '^backend cuda: using cuda (' || fail "adaptive on cuda: $out"
-  echo "$out" | grep -q '; cuda .*; adaptive fusion$' || fail "adaptive did not run on cuda: $out"
+  echo "$out" | grep -q '; cuda .*; --fusion adaptive$' || fail "adaptive did not run on cuda: $out"
   echo "$out" | grep -Eq 'outputs match unfused|^nothing fused' || fail "adaptive on cuda: $out"
   out=$("$run" "$graph" --backend auto --sync-compile --iters 2 --warmup 1 2>&1) ||
     fail "auto adaptive on a GPU: $out"
@@ -51,5 +51,5 @@ out=$("$run" "$graph" --backend cuda --iters 2 --warmup 1 2>&1); rc=$?
 out=$("$run" "$graph" --backend auto --iters 2 --warmup 1 --sync-compile 2>&1) || fail "auto adaptive: $out"
 [ "$(echo "$out" | grep -c '^backend auto: ')" = 1 ] || fail "auto adaptive must say once: $out"
 echo "$out" | grep -qF "backend auto: using cpu ($reason)" || fail "auto adaptive's reason: $out"
-echo "$out" | grep -q '; cpu, .*; adaptive fusion$' || fail "auto adaptive not on the cpu: $out"
+echo "$out" | grep -q '; cpu, .*; --fusion adaptive$' || fail "auto adaptive not on the cpu: $out"
 echo "ok (no usable CUDA device: $reason)"

@@ -132,8 +132,8 @@ void print_summary(const Session& s, double worst) {
   }
   std::cout << "\n";
   if (kept == 0 && s.static_rewrites() == 0) {
-    std::cout << "nothing fused: " << s.kernels_before() << " kernels, " << after
-              << " ms per iteration";
+    std::cout << "nothing fused: kernels " << s.kernels_before() << " -> " << s.kernels_now()
+              << ", " << after << " ms per iteration";
     if (s.options().policy != FusionPolicy::Off) std::cout << "; " << checked;
     std::cout << "\n";
     return;
@@ -159,7 +159,6 @@ int run(const Options& o) {
     c.dir = o.check;
     c.atol = o.atol;
     c.rtol = o.rtol;
-    c.fusion = o.fusion;
     c.threads = o.threads;
     c.session = session_options(o);
     c.settle_timeout = o.settle_timeout;
@@ -221,9 +220,9 @@ int run(const Options& o) {
     print_op_table(std::cout, rows_of(session.fused_ops()));
   }
   if (!session.regions().empty()) std::cout << "\nregions:\n";
-  for (const RegionRecord& r : session.regions())
+  for (const RegionRecord& r : session.regions())  // a failure was said once, as it happened
     std::cout << "  " << r.id << " " << r.kernel << " [" << region_state_name(r.state) << "] "
-              << r.reason << "\n";
+              << (r.state == RegionState::Failed ? "its compile failed (above)" : r.reason) << "\n";
   target->print_device_profile(session, in.views, o.iters);
 
   // The session validated every swap; check the final outputs end to end as well.
