@@ -7,7 +7,7 @@
 // correlation ids (CUSTOM0 = the node id, pushed around each step's launches by
 // CorrelatedBackend). Buffers are flushed when the caller collects, at iteration
 // boundaries. One tracer per process (CUPTI has one set of activity callbacks).
-// Built into hf_cuda (it needs the toolkit's CUPTI headers); docs/cuda.md.
+// Built into hf_profiler with the CUDA backend (it needs CUPTI's headers); docs/cuda.md.
 #pragma once
 #include <cstdint>
 #include <memory>

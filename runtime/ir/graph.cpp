@@ -8,22 +8,6 @@
 
 namespace hf {
 
-namespace {
-constexpr std::string_view kOpNames[] = {
-#define X(NAME, ...) #NAME,
-#include "runtime/ir/op_types.def"
-#undef X
-};
-}  // namespace
-
-std::string_view op_type_name(OpType t) { return kOpNames[static_cast<int>(t)]; }
-
-std::optional<OpType> parse_op_type(std::string_view s) {
-  for (size_t i = 0; i < std::size(kOpNames); ++i)
-    if (kOpNames[i] == s) return static_cast<OpType>(i);
-  return std::nullopt;
-}
-
 std::string describe(const Node& n) {
   std::string s = "node '" + n.name + "' (" + std::string(op_type_name(n.op));
   if (n.op == OpType::Elemwise) s += std::string(" ") + mode_info(n.mode).name;

@@ -12,7 +12,7 @@ namespace hf {
 namespace {
 
 constexpr OpInfo kOps[] = {
-#define X(NAME, ARITY, KIND, WHY_OPAQUE) {ARITY, OpKind::KIND, WHY_OPAQUE},
+#define X(NAME, ARITY, KIND, WHY_OPAQUE) {#NAME, ARITY, OpKind::KIND, WHY_OPAQUE},
 #include "runtime/ir/op_types.def"
 #undef X
 };
@@ -103,6 +103,16 @@ DType dtype_attr(const Node& n) {
 
 const OpInfo& op_info(OpType t) {
   return kOps[static_cast<int>(t)];
+}
+
+std::string_view op_type_name(OpType t) {
+  return op_info(t).name;
+}
+
+std::optional<OpType> parse_op_type(std::string_view s) {
+  for (size_t i = 0; i < std::size(kOps); ++i)
+    if (kOps[i].name == s) return static_cast<OpType>(i);
+  return std::nullopt;
 }
 
 std::vector<int> reduce_axes(const Node& n, int rank) {

@@ -21,8 +21,9 @@ enum class OpKind : uint8_t {
   Opaque,    // never fused
 };
 
-// An op type's row of op_types.def.
+// An op type's row of op_types.def (op_type_name and parse_op_type read the names).
 struct OpInfo {
+  std::string_view name;
   int arity;  // -1: given by the attributes
   OpKind kind;
   std::string_view why_opaque;
