@@ -18,6 +18,7 @@
 #include "runtime/io/test_data.h"
 #include "runtime/ir/error.h"
 #include "runtime/ops/half.h"
+#include "tests/support/error_of.h"
 #include "tests/support/temp_dir.h"
 
 namespace hf {
@@ -68,17 +69,6 @@ HostTensor sample(DType t, Shape shape) {
 bool same_bytes(const HostTensor& a, const HostTensor& b) {
   return a.dtype() == b.dtype() && a.shape() == b.shape() &&
          std::memcmp(a.data(), b.data(), a.bytes()) == 0;
-}
-
-// The error's message, or "" if the call did not throw.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(TensorFile, RoundTripsEveryTypeAndShape) {
