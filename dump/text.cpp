@@ -1,29 +1,8 @@
 #include "dump/text.h"
 
-#include <cstdio>
-
 #include "dump/dot_escape.h"
 
 namespace hf::dump {
-
-std::string printf_double(const char* format, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, format, v);
-  return b;
-}
-
-std::string human_time(double s) {
-  if (s >= 1) return printf_double("%.3f s", s);
-  if (s >= 1e-3) return printf_double("%.3f ms", s * 1e3);
-  return printf_double("%.1f us", s * 1e6);
-}
-
-std::string human_bytes(double b) {
-  if (b >= 1e9) return printf_double("%.2f GB", b * 1e-9);
-  if (b >= 1e6) return printf_double("%.2f MB", b * 1e-6);
-  if (b >= 1e3) return printf_double("%.1f kB", b * 1e-3);
-  return printf_double("%.0f B", b);
-}
 
 std::vector<std::string> wrap(std::string_view text, size_t width, size_t max_lines) {
   std::vector<std::string> lines;
@@ -62,12 +41,6 @@ std::string node_list(const Graph& g, const std::vector<NodeId>& nodes, size_t m
   }
   if (shown < nodes.size()) s += " (+" + std::to_string(nodes.size() - shown) + " more)";
   return s;
-}
-
-std::string row_op(const Node& n) {
-  std::string op(op_type_name(n.op));
-  if (n.op == OpType::Elemwise) op += std::string(" ") + mode_info(n.mode).name;
-  return op;
 }
 
 }  // namespace hf::dump

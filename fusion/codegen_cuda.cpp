@@ -98,6 +98,11 @@ std::vector<std::string> scalar_names(const KernelSpec& s, const SpecInfo& info,
                   "x" + std::to_string(k));
   return v;
 }
+// ", x0, x2": the scalar inputs as trailing arguments.
+std::string scalar_args(const KernelSpec& s, const SpecInfo& info) {
+  const std::vector<std::string> xs = scalar_names(s, info, false);
+  return xs.empty() ? "" : ", " + join(xs);
+}
 
 // at<I>(p, i, scalars..., [r]): element i of the iteration space.
 void print_at(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
@@ -154,13 +159,22 @@ void print_fits32(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
   p.line("return true;");
 }
 
+// `extern "C" __global__ void <name>(Params p) {` with the kernel's namespace in scope; with
+// grid_stride, the thread's first index t and the grid's step.
+SourcePrinter::Block print_entry_head(SourcePrinter& p, const std::string& name, bool grid_stride) {
+  auto f = p.block("extern \"C\" __global__ void ", name, "(::hf_generated::", name, "::Params p)");
+  p.line("using namespace ::hf_generated::", name, ";");
+  if (grid_stride) {
+    p.line("const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
+    p.line("const long long step = (long long)gridDim.x * blockDim.x;");
+  }
+  return f;
+}
+
 void print_flat_entry(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info,
                       const std::string& name) {
   const int V = cuda_vector_width(s);
-  auto f = p.block("extern \"C\" __global__ void ", name, "(::hf_generated::", name, "::Params p)");
-  p.line("using namespace ::hf_generated::", name, ";");
-  p.line("const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
-  p.line("const long long step = (long long)gridDim.x * blockDim.x;");
+  auto f = print_entry_head(p, name, true);
   p.line("const long long n = p.numel;");
   print_scalar_loads(p, s, info);
   // Vector types and alignment conditions of every per-element stream.
@@ -210,13 +224,9 @@ void print_flat_entry(SourcePrinter& p, const KernelSpec& s, const SpecInfo& inf
 
 void print_strided_entry(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info,
                          const std::string& name) {
-  auto f = p.block("extern \"C\" __global__ void ", name, "(::hf_generated::", name, "::Params p)");
-  p.line("using namespace ::hf_generated::", name, ";");
-  p.line("const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
-  p.line("const long long step = (long long)gridDim.x * blockDim.x;");
+  auto f = print_entry_head(p, name, true);
   print_scalar_loads(p, s, info);
-  std::vector<std::string> xs = scalar_names(s, info, false);
-  const std::string tail = xs.empty() ? "" : ", " + join(xs);
+  const std::string tail = scalar_args(s, info);
   p.line("if (fits32(p, step))");
   p.line("  for (int i = (int)t; i < (int)p.numel; i += (int)step) at<int>(p, i", tail, ");");
   p.line("else");
@@ -229,9 +239,7 @@ void print_rows(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
   const std::string A = compute_type(info.acc);
   std::vector<std::string> params = {"const Params& p"};
   for (const std::string& x : scalar_names(s, info, true)) params.push_back(x);
-  std::vector<std::string> xs = scalar_names(s, info, false);
-  const std::string at_call =
-      "at<I>(p, (I)(row * len + j)" + (xs.empty() ? "" : ", " + join(xs)) + ", x);";
+  const std::string at_call = "at<I>(p, (I)(row * len + j)" + scalar_args(s, info) + ", x);";
   p.line("template <class I>");
   auto f = p.block("static __device__ __forceinline__ void rows(", join(params), ")");
   p.line("using Op = ", reduce_op(r.mode), ";");
@@ -271,11 +279,9 @@ void print_rows(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
 
 void print_reduce_entry(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info,
                         const std::string& name) {
-  auto f = p.block("extern \"C\" __global__ void ", name, "(::hf_generated::", name, "::Params p)");
-  p.line("using namespace ::hf_generated::", name, ";");
+  auto f = print_entry_head(p, name, false);
   print_scalar_loads(p, s, info);
-  std::vector<std::string> xs = scalar_names(s, info, false);
-  const std::string tail = xs.empty() ? "" : ", " + join(xs);
+  const std::string tail = scalar_args(s, info);
   if (!info.walk) {
     p.line("rows<long long>(p", tail, ");");
     return;

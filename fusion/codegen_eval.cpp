@@ -70,6 +70,14 @@ bool is_half(DType t) {
   return t == DType::F16 || t == DType::BF16;
 }
 
+// ModeFn<mode>::apply(e<arg>...) of an Elemwise expression.
+std::string mode_call(const SpecExpr& e) {
+  const ModeInfo& m = mode_info(e.mode);
+  std::vector<std::string> args;
+  for (int j = 0; j < m.arity; ++j) args.push_back("e" + num(e.args[j]));
+  return std::string("::hf::ModeFn<::hf::Mode::") + m.name + ">::apply(" + join(args) + ")";
+}
+
 // The f32 result of an f16/bf16 expression before it is rounded to its storage type, or ""
 // when the expression does not round (inputs, literals, same-type conversions).
 std::string unrounded_value(const KernelSpec& s, int i) {
@@ -77,12 +85,8 @@ std::string unrounded_value(const KernelSpec& s, int i) {
   if (!is_half(e.dtype)) return "";
   auto arg = [&](int j) { return "e" + num(e.args[j]); };
   switch (e.kind) {
-    case ExprKind::Elemwise: {
-      const ModeInfo& m = mode_info(e.mode);
-      std::vector<std::string> args;
-      for (int j = 0; j < m.arity; ++j) args.push_back(arg(j));
-      return std::string("::hf::ModeFn<::hf::Mode::") + m.name + ">::apply(" + join(args) + ")";
-    }
+    case ExprKind::Elemwise:
+      return mode_call(e);
     case ExprKind::PowC:
       return pow_const(arg(0), e.value);
     case ExprKind::Cvt: {
@@ -149,12 +153,8 @@ std::string expr_value(const KernelSpec& s, int i) {
     }
     case ExprKind::Literal:
       return literal(e.value, e.dtype);
-    case ExprKind::Elemwise: {
-      const ModeInfo& m = mode_info(e.mode);
-      std::vector<std::string> args;
-      for (int j = 0; j < m.arity; ++j) args.push_back(arg(j));
-      return std::string("::hf::ModeFn<::hf::Mode::") + m.name + ">::apply(" + join(args) + ")";
-    }
+    case ExprKind::Elemwise:
+      return mode_call(e);
     case ExprKind::PowC:
       return pow_const(arg(0), e.value);
     case ExprKind::Cvt:

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "profiler/table_text.h"
 #include "runtime/ir/op_table.h"
 
 namespace hf {
@@ -19,7 +20,9 @@ double median_of(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
-double StepTimes::median(size_t step) const { return median_of(times_[step]); }
+double StepTimes::median(size_t step) const {
+  return median_of(times_[step]);
+}
 
 std::vector<OpRow> op_rows(const Graph& g, const Plan& plan, const StepTimes& times) {
   std::vector<OpRow> rows;
@@ -27,8 +30,7 @@ std::vector<OpRow> op_rows(const Graph& g, const Plan& plan, const StepTimes& ti
     const Node& n = g.node(plan.steps()[s].node);
     OpRow r;
     r.node = n.name;
-    r.op = std::string(op_type_name(n.op));
-    if (n.op == OpType::Elemwise) r.op += std::string(" ") + mode_info(n.mode).name;
+    r.op = row_op(n);
     if (!n.outputs.empty()) {
       const Value& v = g.value(n.outputs[0]);
       r.output = std::string(dtype_name(v.dtype)) + to_string(v.shape);
@@ -41,24 +43,6 @@ std::vector<OpRow> op_rows(const Graph& g, const Plan& plan, const StepTimes& ti
   return rows;
 }
 
-namespace {
-std::string human_time(double s) {
-  char buf[32];
-  if (s >= 1) std::snprintf(buf, sizeof buf, "%.3f s", s);
-  else if (s >= 1e-3) std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
-  else std::snprintf(buf, sizeof buf, "%.1f us", s * 1e6);
-  return buf;
-}
-std::string human_bytes(double b) {
-  char buf[32];
-  if (b >= 1e9) std::snprintf(buf, sizeof buf, "%.2f GB", b * 1e-9);
-  else if (b >= 1e6) std::snprintf(buf, sizeof buf, "%.2f MB", b * 1e-6);
-  else if (b >= 1e3) std::snprintf(buf, sizeof buf, "%.1f kB", b * 1e-3);
-  else std::snprintf(buf, sizeof buf, "%.0f B", b);
-  return buf;
-}
-}  // namespace
-
 void print_op_table(std::ostream& os, const std::vector<OpRow>& rows) {
   double total = 0;
   size_t wn = 4, wo = 2, ws = 6;
@@ -69,9 +53,8 @@ void print_op_table(std::ostream& os, const std::vector<OpRow>& rows) {
     ws = std::max(ws, r.output.size());
   }
   char line[512];
-  std::snprintf(line, sizeof line, "%4s  %-*s  %-*s  %-*s  %12s  %10s  %8s  %6s\n", "#",
-                (int)wn, "node", (int)wo, "op", (int)ws, "output", "time (med)", "bytes",
-                "GB/s", "share");
+  std::snprintf(line, sizeof line, "%4s  %-*s  %-*s  %-*s  %12s  %10s  %8s  %6s\n", "#", (int)wn,
+                "node", (int)wo, "op", (int)ws, "output", "time (med)", "bytes", "GB/s", "share");
   os << line;
   for (size_t i = 0; i < rows.size(); ++i) {
     const OpRow& r = rows[i];

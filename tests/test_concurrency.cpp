@@ -17,6 +17,7 @@
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
 #include "session/session.h"
+#include "tests/support/fixed_machine.h"
 #include "tests/support/jit_env.h"
 #include "tests/support/scoped_env.h"
 
@@ -112,15 +113,6 @@ Graph chain(const std::string& name, const std::string& act, int64_t n) {
         {"name": "d", "op": "Elemwise", "mode": "SUB", "inputs": ["p", "x"], "outputs": ["d"]}],
       "outputs": ["d"]})",
                           name);
-}
-
-MachinePeak fixed_machine() {
-  MachinePeak m;
-  m.bandwidth_gbps = 20;
-  m.gflops = 100;
-  m.launch_us = 5;
-  m.threads = 2;
-  return m;
 }
 
 // Threads, each running its own Session (two on each of two graphs, so the same kernels

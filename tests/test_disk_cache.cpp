@@ -19,6 +19,7 @@
 #include "fusion/sha256_util.h"
 #include "runtime/ir/error.h"
 #include "tests/support/scoped_env.h"
+#include "tests/support/temp_dir.h"
 
 namespace hf::fusion {
 namespace {
@@ -31,18 +32,12 @@ void write(const fs::path& p, const std::string& data) {
 
 class DiskCacheTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string t = (fs::temp_directory_path() / "hf-test-cache-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(t.data()), nullptr);
-    scratch_ = t;
-    dir_ = scratch_ / "cache";
-  }
   void TearDown() override {
     std::error_code ec;
     fs::permissions(dir_, fs::perms::owner_all, ec);
-    fs::remove_all(scratch_, ec);
   }
-  fs::path scratch_, dir_;
+  TempDir tmp_{"hf-test-cache"};
+  fs::path scratch_ = tmp_.root, dir_ = scratch_ / "cache";
 };
 
 TEST(Sha256, KnownVectors) {

@@ -32,6 +32,7 @@
 #include "tests/support/jit_env.h"
 #include "tests/support/reference.h"
 #include "tests/support/scoped_env.h"
+#include "tests/support/temp_dir.h"
 
 namespace hf {
 namespace {
@@ -57,15 +58,6 @@ std::vector<std::string> lines_with(const std::string& text, const std::string& 
 // A scratch directory (0700) with a private cache and work directory for child processes.
 class FaultTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string t = (fs::temp_directory_path() / "hf-faults-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(t.data()), nullptr);
-    root_ = t;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
   // An executable script in the scratch directory.
   fs::path script(const std::string& name, const std::string& body) {
     fs::path p = root_ / name;
@@ -107,7 +99,8 @@ class FaultTest : public ::testing::Test {
         << r.output;
     EXPECT_EQ(m[1], m[2]) << "the failed region must run unfused";
   }
-  fs::path root_;
+  TempDir tmp_{"hf-faults"};
+  fs::path root_ = tmp_.root;
 };
 
 TEST_F(FaultTest, CompilerMissing) {

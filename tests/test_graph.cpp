@@ -5,6 +5,7 @@
 #include "runtime/ir/error.h"
 #include "runtime/ir/graph.h"
 #include "runtime/ir/op_table.h"
+#include "tests/support/error_of.h"
 
 namespace hf {
 namespace {
@@ -27,17 +28,6 @@ Node op(OpType t, std::vector<ValueId> in, Attrs attrs, std::string name = "") {
   return n;
 }
 
-// Runs `f` and returns the hf::Error message (empty if nothing was thrown).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(Graph, ElemwiseInfersBroadcastShapeAndBoolForComparisons) {
   Graph g;
   ValueId a = g.add_input("a", DType::F32, {4, 1, 3});
@@ -55,23 +45,35 @@ TEST(Graph, ErrorsNameTheNode) {
   ValueId a = g.add_input("a", DType::F32, {3});
   ValueId b = g.add_input("b", DType::F32, {4});
   ValueId i = g.add_input("i", DType::I32, {3});
-  EXPECT_EQ(error_of([&] { g.add_node(ew(Mode::ADD, {a, b}, "sum")); }),
+  EXPECT_EQ(error_of([&] {
+              g.add_node(ew(Mode::ADD, {a, b}, "sum"));
+            }),
             "node 'sum' (Elemwise ADD): input shapes [3] and [4] do not broadcast");
   EXPECT_EQ(error_of([&] { g.add_node(ew(Mode::ADD, {a}, "one")); }),
             "node 'one' (Elemwise ADD): takes 2 inputs, got 1");
   EXPECT_EQ(error_of([&] { g.add_node(ew(Mode::EXP, {i}, "e")); }),
             "node 'e' (Elemwise EXP): needs a float type (f32, f16, bf16), got i32");
-  EXPECT_EQ(error_of([&] { g.add_node(ew(Mode::SHL, {a, a}, "s")); }),
+  EXPECT_EQ(error_of([&] {
+              g.add_node(ew(Mode::SHL, {a, a}, "s"));
+            }),
             "node 's' (Elemwise SHL): needs an integer type (i32, i64, u8), got f32");
-  EXPECT_EQ(error_of([&] { g.add_node(ew(Mode::MUL, {a, i}, "m")); }),
+  EXPECT_EQ(error_of([&] {
+              g.add_node(ew(Mode::MUL, {a, i}, "m"));
+            }),
             "node 'm' (Elemwise MUL): input 1 is i32 but input 0 is f32 (insert a TypeCvt)");
-  EXPECT_EQ(error_of([&] { g.add_node(op(OpType::Reshape, {a}, {{"shape", std::vector<int64_t>{2, 2}}}, "r")); }),
+  EXPECT_EQ(error_of([&] {
+              g.add_node(op(OpType::Reshape, {a}, {{"shape", std::vector<int64_t>{2, 2}}}, "r"));
+            }),
             "node 'r' (Reshape): cannot reshape [3] (3 elements) to [2,2]");
-  EXPECT_EQ(error_of([&] { g.add_node(op(OpType::Reduce, {a}, {{"mode", std::string("AVG")}}, "red")); }),
+  EXPECT_EQ(error_of([&] {
+              g.add_node(op(OpType::Reduce, {a}, {{"mode", std::string("AVG")}}, "red"));
+            }),
             "node 'red' (Reduce): unknown reduce mode 'AVG'");
   EXPECT_EQ(error_of([&] { g.add_node(op(OpType::Reduce, {a}, {}, "red2")); }),
             "node 'red2' (Reduce): missing attribute 'mode'");
-  EXPECT_EQ(error_of([&] { g.add_node(op(OpType::PowC, {a}, {{"exponent", std::string("two")}}, "p")); }),
+  EXPECT_EQ(error_of([&] {
+              g.add_node(op(OpType::PowC, {a}, {{"exponent", std::string("two")}}, "p"));
+            }),
             "node 'p' (PowC): attribute 'exponent' must be a number");
 }
 
@@ -79,31 +81,44 @@ TEST(Graph, ReduceDimshuffleReshapeBroadcastConstantMatMulShapes) {
   Graph g;
   ValueId x = g.add_input("x", DType::F32, {2, 3, 4});
   auto shape_of = [&](Node n) { return g.value(g.add_node(std::move(n))[0]).shape; };
-  EXPECT_EQ(shape_of(op(OpType::Reduce, {x}, {{"mode", std::string("SUM")}, {"axes", std::vector<int64_t>{-1}}})),
+  EXPECT_EQ(shape_of(op(OpType::Reduce, {x},
+                        {{"mode", std::string("SUM")}, {"axes", std::vector<int64_t>{-1}}})),
             (Shape{2, 3, 1}));
-  EXPECT_EQ(shape_of(op(OpType::Reduce, {x}, {{"mode", std::string("MAX")}, {"axes", std::vector<int64_t>{0, 2}}, {"keepdims", int64_t{0}}})),
+  EXPECT_EQ(shape_of(op(OpType::Reduce, {x},
+                        {{"mode", std::string("MAX")},
+                         {"axes", std::vector<int64_t>{0, 2}},
+                         {"keepdims", int64_t{0}}})),
             (Shape{3}));
   EXPECT_EQ(shape_of(op(OpType::Reduce, {x}, {{"mode", std::string("MEAN")}})), (Shape{1, 1, 1}));
   EXPECT_EQ(shape_of(op(OpType::Dimshuffle, {x}, {{"perm", std::vector<int64_t>{2, -1, 0, 1}}})),
             (Shape{4, 1, 2, 3}));
-  EXPECT_EQ(shape_of(op(OpType::Reshape, {x}, {{"shape", std::vector<int64_t>{6, -1}}})), (Shape{6, 4}));
+  EXPECT_EQ(shape_of(op(OpType::Reshape, {x}, {{"shape", std::vector<int64_t>{6, -1}}})),
+            (Shape{6, 4}));
   EXPECT_EQ(shape_of(op(OpType::Broadcast, {x}, {{"shape", std::vector<int64_t>{5, 2, 3, 4}}})),
             (Shape{5, 2, 3, 4}));
-  EXPECT_EQ(shape_of(op(OpType::Constant, {}, {{"dtype", std::string("f32")}, {"shape", std::vector<int64_t>{2}}, {"value", std::vector<double>{1, 2}}})),
+  EXPECT_EQ(shape_of(op(OpType::Constant, {},
+                        {{"dtype", std::string("f32")},
+                         {"shape", std::vector<int64_t>{2}},
+                         {"value", std::vector<double>{1, 2}}})),
             (Shape{2}));
   ValueId w = g.add_input("w", DType::F32, {4, 7});
   EXPECT_EQ(shape_of(op(OpType::MatMul, {x, w}, {})), (Shape{2, 3, 7}));
-  EXPECT_NE(error_of([&] { g.add_node(op(OpType::MatMul, {w, x}, {}, "mm")); }).find("inner dimensions differ"),
+  EXPECT_NE(error_of([&] {
+              g.add_node(op(OpType::MatMul, {w, x}, {}, "mm"));
+            }).find("inner dimensions differ"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { g.add_node(op(OpType::Dimshuffle, {x}, {{"perm", std::vector<int64_t>{0, 0, 1}}}, "d")); })
-                .find("each of the 3 input axes once"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] {
+        g.add_node(op(OpType::Dimshuffle, {x}, {{"perm", std::vector<int64_t>{0, 0, 1}}}, "d"));
+      }).find("each of the 3 input axes once"),
+      std::string::npos);
 }
 
 TEST(Graph, DuplicateNamesAndUndefinedValuesAreRejected) {
   Graph g;
   g.add_input("a", DType::F32, {3});
-  EXPECT_EQ(error_of([&] { g.add_input("a", DType::F32, {3}); }), "value name 'a' is defined twice");
+  EXPECT_EQ(error_of([&] { g.add_input("a", DType::F32, {3}); }),
+            "value name 'a' is defined twice");
   EXPECT_NE(error_of([&] { g.add_node(ew(Mode::RELU, {42}, "bad")); }).find("undefined value"),
             std::string::npos);
   EXPECT_NE(error_of([&] { g.add_input("deep", DType::F32, Shape(9, 1)); }).find("rank 9"),

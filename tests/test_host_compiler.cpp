@@ -15,6 +15,7 @@
 #include "fusion/subprocess_util.h"
 #include "runtime/ir/error.h"
 #include "tests/support/scoped_env.h"
+#include "tests/support/temp_dir.h"
 
 namespace hf::fusion {
 namespace {
@@ -23,21 +24,11 @@ namespace fs = std::filesystem;
 
 class HostCompilerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string t = (fs::temp_directory_path() / "hf-test-hostcc-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(t.data()), nullptr);
-    scratch_ = t;
-    tmpdir_.emplace("TMPDIR", scratch_.c_str());
-    workdir_ = Workdir::open(std::nullopt, /*keep=*/false);
-  }
-  void TearDown() override {
-    workdir_.reset();
-    tmpdir_.reset();
-    std::error_code ec;
-    fs::remove_all(scratch_, ec);
-  }
-  fs::path scratch_;
-  std::optional<ScopedEnv> tmpdir_;
+  void SetUp() override { workdir_ = Workdir::open(std::nullopt, /*keep=*/false); }
+  void TearDown() override { workdir_.reset(); }
+  TempDir tmp_{"hf-test-hostcc"};
+  fs::path scratch_ = tmp_.root;
+  ScopedEnv tmpdir_{"TMPDIR", scratch_.c_str()};
   ScopedEnv no_cxx_{"HOTFUSE_CXX", nullptr};
   std::shared_ptr<Workdir> workdir_;
 };

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "fusion/workdir.h"
+#include "tests/support/temp_dir.h"
 
 namespace hf::fusion {
 namespace {
@@ -65,9 +66,8 @@ TEST(NvrtcCompiler, BrokenSourceIsAResultWithTheLog) {
 }
 
 TEST(NvrtcCompiler, WorkdirGetsSourcePtxAndAFailuresLog) {
-  std::string t = (fs::temp_directory_path() / "hf-test-nvrtc-XXXXXX").string();
-  ASSERT_NE(::mkdtemp(t.data()), nullptr);
-  fs::path dir = fs::path(t) / "jit";
+  TempDir t("hf-test-nvrtc");
+  fs::path dir = t.root / "jit";
   {
     auto w = Workdir::open(dir, /*keep=*/false);
     PtxResult ok = compile_ptx(kKernel, "hf_ok", 90, w.get());
@@ -83,7 +83,6 @@ TEST(NvrtcCompiler, WorkdirGetsSourcePtxAndAFailuresLog) {
   EXPECT_FALSE(fs::exists(dir / "hf_ok.sm_90.ptx"));
   EXPECT_TRUE(fs::exists(dir / "hf_bad.cu"));
   EXPECT_TRUE(fs::exists(dir / "hf_bad.log"));
-  fs::remove_all(t);
 }
 
 TEST(NvrtcCompiler, Cubin) {

@@ -3,7 +3,6 @@
 // No Python: the models are small and spelled out below.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -19,6 +18,7 @@
 #include "runtime/ir/error.h"
 #include "runtime/ops/half.h"
 #include "tests/support/onnx_builder.h"
+#include "tests/support/temp_dir.h"
 
 namespace hf {
 namespace {
@@ -27,20 +27,6 @@ namespace fs = std::filesystem;
 using namespace test::onnx;
 
 // --- building models: tests/support/onnx_builder.h ---------------------------------------------
-
-struct TempDir {
-  fs::path root = fs::temp_directory_path() /
-                  ("hf-onnx-test-" + std::to_string(::getpid()) + "-" + std::to_string(next()++));
-  TempDir() { fs::create_directories(root); }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(root, ec);
-  }
-  static int& next() {
-    static int n = 0;
-    return n;
-  }
-};
 
 void write_file(const fs::path& p, const std::string& data) {
   fs::create_directories(p.parent_path());
@@ -79,13 +65,27 @@ HostTensor tensor(DType t, const Shape& s, const std::vector<double>& v) {
   EXPECT_EQ(static_cast<int64_t>(v.size()), h.numel());
   for (int64_t i = 0; i < h.numel(); ++i) {
     switch (t) {
-      case DType::F32: h.as<float>()[i] = static_cast<float>(v[i]); break;
-      case DType::F16: h.as<f16>()[i] = to_f16(static_cast<float>(v[i])); break;
-      case DType::BF16: h.as<bf16>()[i] = to_bf16(static_cast<float>(v[i])); break;
-      case DType::I32: h.as<int32_t>()[i] = static_cast<int32_t>(v[i]); break;
-      case DType::I64: h.as<int64_t>()[i] = static_cast<int64_t>(v[i]); break;
-      case DType::Bool: h.as<uint8_t>()[i] = v[i] != 0; break;
-      case DType::U8: h.as<uint8_t>()[i] = static_cast<uint8_t>(v[i]); break;
+      case DType::F32:
+        h.as<float>()[i] = static_cast<float>(v[i]);
+        break;
+      case DType::F16:
+        h.as<f16>()[i] = to_f16(static_cast<float>(v[i]));
+        break;
+      case DType::BF16:
+        h.as<bf16>()[i] = to_bf16(static_cast<float>(v[i]));
+        break;
+      case DType::I32:
+        h.as<int32_t>()[i] = static_cast<int32_t>(v[i]);
+        break;
+      case DType::I64:
+        h.as<int64_t>()[i] = static_cast<int64_t>(v[i]);
+        break;
+      case DType::Bool:
+        h.as<uint8_t>()[i] = v[i] != 0;
+        break;
+      case DType::U8:
+        h.as<uint8_t>()[i] = static_cast<uint8_t>(v[i]);
+        break;
     }
   }
   return h;
@@ -209,11 +209,12 @@ TEST(onnx, ShapesDtypesAndNames) {
   EXPECT_EQ(g.value(g.outputs()[1]).shape, (Shape{2, 3}));
   EXPECT_EQ(g.value(g.outputs()[2]).dtype, DType::F32);
   EXPECT_EQ(g.value(g.outputs()[2]).name, "fi");
-  EXPECT_EQ(g.outputs()[3], g.inputs()[0]);  // an output that is an input
+  EXPECT_EQ(g.outputs()[3], g.inputs()[0]);    // an output that is an input
   EXPECT_TRUE(g.find_value("s").has_value());  // intermediate values keep ONNX names
 
-  auto r = run(g, {tensor(DType::F32, {2, 3}, {-1, 2, -3, 4, -5, 6}),
-                   tensor(DType::F32, {3}, {0.5, 0.5, 10}), tensor(DType::I64, {4}, {1, -2, 3, 4})});
+  auto r =
+      run(g, {tensor(DType::F32, {2, 3}, {-1, 2, -3, 4, -5, 6}),
+              tensor(DType::F32, {3}, {0.5, 0.5, 10}), tensor(DType::I64, {4}, {1, -2, 3, 4})});
   expect_close({0, 2.5, 7, 4.5, 0, 16}, r[0].v);
   expect_close({1, 0, 1, 0, 1, 1}, r[1].v);
   expect_close({1, -2, 3, 4}, r[2].v);
@@ -281,13 +282,15 @@ TEST(onnx, UnaryOpsMatchTheirDefinitions) {
       {"HardSwish", -5, 5, [](double x) { return x * std::clamp(x / 6 + 0.5, 0.0, 1.0); }},
       {"Identity", -2, 2, [](double x) { return x; }},
       {"HardSigmoid", -5, 5, [](double x) { return std::clamp(0.3f * x + 0.4f, 0.0, 1.0); },
-       [](pb::NodeProto& n) { set_f(n, "alpha", 0.3f); set_f(n, "beta", 0.4f); }},
+       [](pb::NodeProto& n) {
+         set_f(n, "alpha", 0.3f);
+         set_f(n, "beta", 0.4f);
+       }},
       {"LeakyRelu", -2, 2, [](double x) { return x > 0 ? x : 0.1f * x; },
        [](pb::NodeProto& n) { set_f(n, "alpha", 0.1f); }},
       {"Elu", -4, 2, [](double x) { return x > 0 ? x : 0.7f * std::expm1(x); },
        [](pb::NodeProto& n) { set_f(n, "alpha", 0.7f); }},
-      {"Selu", -4, 2,
-       [&](double x) { return selu_g * (x > 0 ? x : selu_a * std::expm1(x)); }},
+      {"Selu", -4, 2, [&](double x) { return selu_g * (x > 0 ? x : selu_a * std::expm1(x)); }},
       {"Celu", -4, 2,
        [](double x) { return std::max(0.0, x) + std::min(0.0, 1.5 * std::expm1(x / 1.5)); },
        [](pb::NodeProto& n) { set_f(n, "alpha", 1.5f); }},
@@ -309,7 +312,8 @@ TEST(onnx, UnaryOpsMatchTheirDefinitions) {
 }
 
 TEST(onnx, RoundIsHalfToEven) {
-  std::vector<double> x = {-3.5, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 0.49999997, -3.7, 3.7, 1e9, -0.2};
+  std::vector<double> x = {-3.5, -2.5,       -1.5, -0.5, 0.5, 1.5, 2.5,
+                           3.5,  0.49999997, -3.7, 3.7,  1e9, -0.2};
   std::vector<double> expected = {-4, -2, -2, -0.0, 0, 2, 2, 4, 0, -4, 4, 1e9, -0.0};
   for (DType t : {DType::F32, DType::F16}) {
     Model m;
@@ -383,8 +387,8 @@ TEST(onnx, PowWhereClipAndVariadics) {
   m.init_floats("half", {1}, {0.5f});
   m.init_floats("lo", {}, {-0.5f});
   m.init_floats("hi", {}, {1.5f});
-  m.node("Pow", {"x", "e"}, {"p"});        // run-time exponent: POW
-  m.node("Pow", {"x", "two"}, {"p2"});     // constant exponent: PowC
+  m.node("Pow", {"x", "e"}, {"p"});     // run-time exponent: POW
+  m.node("Pow", {"x", "two"}, {"p2"});  // constant exponent: PowC
   m.node("Abs", {"x"}, {"ax"});
   m.node("Pow", {"ax", "half"}, {"ph"});
   m.node("Where", {"c", "x", "e"}, {"w"});
@@ -455,13 +459,14 @@ TEST(onnx, IntegerAndLogicOps) {
   m.node("Equal", {"a", "b"}, {"eqi"});
   m.node("Where", {"p", "p", "q"}, {"wb"});
   set_i(m.node("Cast", {"a"}, {"af"}), "to", TP::FLOAT);
-  for (const char* o : {"div", "mod", "fmod", "sub", "abs", "and", "or", "xor", "not", "eqb", "eqi", "wb", "af"})
+  for (const char* o :
+       {"div", "mod", "fmod", "sub", "abs", "and", "or", "xor", "not", "eqb", "eqi", "wb", "af"})
     m.output(o);
   Graph g = import(m);
   std::vector<double> a = {7, -7, 7, -7, 0, 6}, b = {2, 2, -2, -2, 3, 6};
   std::vector<double> p = {0, 0, 1, 1}, q = {0, 1, 0, 1};
-  auto r = run(g, {tensor(DType::I32, {6}, a), tensor(DType::I32, {6}, b), tensor(DType::Bool, {4}, p),
-                   tensor(DType::Bool, {4}, q)});
+  auto r = run(g, {tensor(DType::I32, {6}, a), tensor(DType::I32, {6}, b),
+                   tensor(DType::Bool, {4}, p), tensor(DType::Bool, {4}, q)});
   expect_close({3, -3, -3, 3, 0, 1}, r[0].v, 0, 0, "Div truncates");
   expect_close({1, 1, -1, -1, 0, 0}, r[1].v, 0, 0, "Mod");
   expect_close({1, -1, 1, -1, 0, 0}, r[2].v, 0, 0, "Mod fmod=1");
@@ -486,7 +491,8 @@ TEST(onnx, BitShiftOnBytes) {
   set_s(m.node("BitShift", {"a", "s"}, {"r"}), "direction", "RIGHT");
   m.output("l");
   m.output("r");
-  auto r = run(import(m), {tensor(DType::U8, {3}, {1, 200, 255}), tensor(DType::U8, {3}, {3, 1, 4})});
+  auto r =
+      run(import(m), {tensor(DType::U8, {3}, {1, 200, 255}), tensor(DType::U8, {3}, {3, 1, 4})});
   expect_close({8, 144, 240}, r[0].v, 0, 0);
   expect_close({0, 100, 15}, r[1].v, 0, 0);
 }
@@ -526,7 +532,11 @@ TEST(onnx, Reductions) {
       }
     return out;
   };
-  auto sum = [](const std::vector<double>& v) { double s = 0; for (double e : v) s += e; return s; };
+  auto sum = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double e : v) s += e;
+    return s;
+  };
   struct Case {
     const char* op;
     std::function<double(const std::vector<double>&)> f;
@@ -534,18 +544,46 @@ TEST(onnx, Reductions) {
   std::vector<Case> cases = {
       {"ReduceSum", sum},
       {"ReduceMean", [&](const std::vector<double>& v) { return sum(v) / v.size(); }},
-      {"ReduceMax", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }},
-      {"ReduceMin", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }},
-      {"ReduceProd", [](const std::vector<double>& v) { double p = 1; for (double e : v) p *= e; return p; }},
-      {"ReduceSumSquare", [](const std::vector<double>& v) { double s = 0; for (double e : v) s += e * e; return s; }},
-      {"ReduceL1", [](const std::vector<double>& v) { double s = 0; for (double e : v) s += std::fabs(e); return s; }},
-      {"ReduceL2", [](const std::vector<double>& v) { double s = 0; for (double e : v) s += e * e; return std::sqrt(s); }},
-      {"ReduceLogSumExp", [](const std::vector<double>& v) { double s = 0; for (double e : v) s += std::exp(e); return std::log(s); }},
+      {"ReduceMax",
+       [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }},
+      {"ReduceMin",
+       [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }},
+      {"ReduceProd",
+       [](const std::vector<double>& v) {
+         double p = 1;
+         for (double e : v) p *= e;
+         return p;
+       }},
+      {"ReduceSumSquare",
+       [](const std::vector<double>& v) {
+         double s = 0;
+         for (double e : v) s += e * e;
+         return s;
+       }},
+      {"ReduceL1",
+       [](const std::vector<double>& v) {
+         double s = 0;
+         for (double e : v) s += std::fabs(e);
+         return s;
+       }},
+      {"ReduceL2",
+       [](const std::vector<double>& v) {
+         double s = 0;
+         for (double e : v) s += e * e;
+         return std::sqrt(s);
+       }},
+      {"ReduceLogSumExp",
+       [](const std::vector<double>& v) {
+         double s = 0;
+         for (double e : v) s += std::exp(e);
+         return std::log(s);
+       }},
   };
   for (int opset : {11, 13}) {
     for (const Case& c : cases) {
       for (int keep : {0, 1}) {
-        SCOPED_TRACE(std::string(c.op) + " opset " + std::to_string(opset) + " keepdims " + std::to_string(keep));
+        SCOPED_TRACE(std::string(c.op) + " opset " + std::to_string(opset) + " keepdims " +
+                     std::to_string(keep));
         Model m(opset);
         m.input("x", TP::FLOAT, {2, 3, 4});
         pb::NodeProto* n;
@@ -632,7 +670,8 @@ void layernorm_ref(const std::vector<double>& x, const std::vector<double>& scal
 TEST(onnx, LayerNormalizationDecomposition) {
   const int rows = 6, cols = 16;
   std::vector<double> x, scale, bias;
-  for (int k = 0; k < rows * cols; ++k) x.push_back(static_cast<float>(std::cos(k * 0.7) * 3 + k % 5));
+  for (int k = 0; k < rows * cols; ++k)
+    x.push_back(static_cast<float>(std::cos(k * 0.7) * 3 + k % 5));
   for (int c = 0; c < cols; ++c) {
     scale.push_back(static_cast<float>(0.5 + 0.1 * c));
     bias.push_back(static_cast<float>(0.25 * c - 1));
@@ -679,7 +718,8 @@ TEST(onnx, LayerNormalizationDecomposition) {
   std::vector<double> x2(x.begin(), x.begin() + 24);
   auto r = run(import(m), {tensor(DType::F32, {2, 3, 4}, x2)});
   std::vector<double> y, mean, inv;
-  layernorm_ref(x2, std::vector<double>(sc.begin(), sc.end()), {}, 2, 12, static_cast<float>(1e-5), y, mean, inv);
+  layernorm_ref(x2, std::vector<double>(sc.begin(), sc.end()), {}, 2, 12, static_cast<float>(1e-5),
+                y, mean, inv);
   expect_close(y, r[0].v, 1e-5, 1e-5);
 }
 
@@ -687,7 +727,8 @@ TEST(onnx, BatchNormalizationInference) {
   const int N = 2, C = 3, H = 2, W = 2;
   std::vector<double> x;
   for (int k = 0; k < N * C * H * W; ++k) x.push_back(static_cast<float>(k * 0.37 - 3));
-  std::vector<float> scale = {0.5, 1, 2}, bias = {0, -1, 0.25}, mean = {0.1, -0.2, 1}, var = {1, 0.5, 4};
+  std::vector<float> scale = {0.5, 1, 2}, bias = {0, -1, 0.25}, mean = {0.1, -0.2, 1},
+                     var = {1, 0.5, 4};
   std::vector<double> expected;
   for (int n = 0; n < N; ++n)
     for (int c = 0; c < C; ++c)
@@ -707,7 +748,8 @@ TEST(onnx, BatchNormalizationInference) {
         m.init_floats(names[k], {C}, *vals[k]);
       } else {
         m.input(names[k], TP::FLOAT, {C});
-        in.push_back(tensor(DType::F32, {C}, std::vector<double>(vals[k]->begin(), vals[k]->end())));
+        in.push_back(
+            tensor(DType::F32, {C}, std::vector<double>(vals[k]->begin(), vals[k]->end())));
       }
     }
     m.node("BatchNormalization", {"x", "scale", "B", "mean", "var"}, {"y"}, "bn");
@@ -768,7 +810,7 @@ TEST(onnx, MatMulAndGemm) {
     return c;
   };
   std::vector<double> a, b, v;
-  for (int k = 0; k < 6; ++k) a.push_back(k * 0.5 - 1);   // [2, 3]
+  for (int k = 0; k < 6; ++k) a.push_back(k * 0.5 - 1);    // [2, 3]
   for (int k = 0; k < 12; ++k) b.push_back(1 - k * 0.25);  // [3, 4]
   v = {1, -2, 0.5};                                        // [3]
   Model m;
@@ -778,8 +820,8 @@ TEST(onnx, MatMulAndGemm) {
   m.input("bt", TP::FLOAT, {4, 3});
   m.input("c", TP::FLOAT, {4});
   m.node("MatMul", {"a", "b"}, {"ab"});
-  m.node("MatMul", {"v", "b"}, {"vb"});   // [3] x [3,4] -> [4]
-  m.node("MatMul", {"a", "v"}, {"av"});   // [2,3] x [3] -> [2]
+  m.node("MatMul", {"v", "b"}, {"vb"});  // [3] x [3,4] -> [4]
+  m.node("MatMul", {"a", "v"}, {"av"});  // [2,3] x [3] -> [2]
   auto& gm = m.node("Gemm", {"a", "bt", "c"}, {"gemm"});
   set_i(gm, "transB", 1);
   set_f(gm, "alpha", 2);
@@ -791,8 +833,9 @@ TEST(onnx, MatMulAndGemm) {
   std::vector<double> bt(12), c = {1, 2, 3, 4};
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 4; ++j) bt[j * 3 + i] = b[i * 4 + j];
-  auto r = run(g, {tensor(DType::F32, {2, 3}, a), tensor(DType::F32, {3, 4}, b), tensor(DType::F32, {3}, v),
-                   tensor(DType::F32, {4, 3}, bt), tensor(DType::F32, {4}, c)});
+  auto r = run(
+      g, {tensor(DType::F32, {2, 3}, a), tensor(DType::F32, {3, 4}, b), tensor(DType::F32, {3}, v),
+          tensor(DType::F32, {4, 3}, bt), tensor(DType::F32, {4}, c)});
   expect_close(mm(a, b, 2, 3, 4), r[0].v, 1e-6, 1e-6, "MatMul");
   expect_close(mm(v, b, 1, 3, 4), r[1].v, 1e-6, 1e-6, "vector x matrix");
   expect_close(mm(a, v, 2, 3, 1), r[2].v, 1e-6, 1e-6, "matrix x vector");
@@ -811,7 +854,6 @@ TEST(onnx, MatMulAndGemm) {
 }
 
 // --- constant folding -------------------------------------------------------------------------
-
 
 TEST(onnx, ShapeSubgraphsAreFoldedToStaticReshapes) {
   // y = Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])): PyTorch's way of writing
@@ -832,16 +874,16 @@ TEST(onnx, ShapeSubgraphsAreFoldedToStaticReshapes) {
   m.init_int64s("r1", {}, {3});
   m.init_int64s("r2", {}, {1});
   m.init_int64s("four", {}, {4});
-  m.node("Range", {"r0", "r1", "r2"}, {"range"});          // [0, 1, 2]
-  m.node("Sub", {"four", "range"}, {"rev"});                // [4, 3, 2]
-  m.node("Equal", {"range", "r2"}, {"is1"});                // [F, T, F]
+  m.node("Range", {"r0", "r1", "r2"}, {"range"});  // [0, 1, 2]
+  m.node("Sub", {"four", "range"}, {"rev"});       // [4, 3, 2]
+  m.node("Equal", {"range", "r2"}, {"is1"});       // [F, T, F]
   m.init_int64s("s0", {1}, {1});
   m.init_int64s("s1", {1}, {2});
-  m.node("Slice", {"shp", "s0", "s1"}, {"mid"});            // [3]
+  m.node("Slice", {"shp", "s0", "s1"}, {"mid"});  // [3]
   set_i(m.node("Cast", {"mid"}, {"midf"}), "to", TP::FLOAT);
   set_i(m.node("Cast", {"midf"}, {"midi"}), "to", TP::INT64);
-  m.node("Squeeze", {"midi", "axes0"}, {"mid0"});           // 3
-  m.node("Where", {"is1", "mid0", "rev"}, {"t3"});          // [4, 3, 2]
+  m.node("Squeeze", {"midi", "axes0"}, {"mid0"});   // 3
+  m.node("Where", {"is1", "mid0", "rev"}, {"t3"});  // [4, 3, 2]
   m.node("Size", {"x"}, {"size"});
   m.node("Div", {"size", "size"}, {"one"});
   m.init_int64s("len", {1}, {3});
@@ -870,12 +912,12 @@ TEST(onnx, FoldedConstantsReachRunTimeOps) {
   Model m(11);
   m.input("x", TP::FLOAT, {2, 3});
   m.init_floats("w", {3, 2}, {1, 2, 3, 4, 5, 6});
-  m.node("Transpose", {"w"}, {"wt"});                        // [[1,3,5],[2,4,6]]
+  m.node("Transpose", {"w"}, {"wt"});  // [[1,3,5],[2,4,6]]
   m.node("Add", {"x", "wt"}, {"y"});
   m.init_floats("b", {3}, {10, 20, 30});
   set_ints(m.node("Unsqueeze", {"b"}, {"b2"}), "axes", {0});  // opset 11: attribute
   m.init_int64s("reps", {2}, {2, 1});
-  m.node("Tile", {"b2", "reps"}, {"bt"});                    // [2, 3]
+  m.node("Tile", {"b2", "reps"}, {"bt"});  // [2, 3]
   m.node("Mul", {"y", "bt"}, {"z"});
   m.output("z");
   Graph g = import(m);
@@ -904,7 +946,7 @@ TEST(onnx, InitializersRawTypedAndNarrowTypes) {
   dbl.add_dims(3);
   for (double v : {0.1, -1e10, 3.0}) dbl.add_double_data(v);
   set_i(m.node("Cast", {"dbl"}, {"dblf"}), "to", TP::FLOAT);  // DOUBLE only at import time
-  auto& h = m.init("h");  // FLOAT16 bits in int32_data
+  auto& h = m.init("h");                                      // FLOAT16 bits in int32_data
   h.set_data_type(TP::FLOAT16);
   h.add_dims(3);
   for (float v : {1.0f, -0.5f, 65504.0f}) h.add_int32_data(to_f16(v).bits);
@@ -929,7 +971,8 @@ TEST(onnx, InitializersRawTypedAndNarrowTypes) {
   m.node("Add", {"x", "raw"}, {"y"});
   // A graph input that is also an initializer is a constant, not an input.
   m.input("raw", TP::FLOAT, {3});
-  for (const char* o : {"y", "typed", "i32", "i64", "dblf", "h", "hr", "bo", "u8", "i8f"}) m.output(o);
+  for (const char* o : {"y", "typed", "i32", "i64", "dblf", "h", "hr", "bo", "u8", "i8f"})
+    m.output(o);
   Graph g = import(m);
   ASSERT_EQ(g.inputs().size(), 1u);
   EXPECT_EQ(g.value(g.inputs()[0]).name, "x");
@@ -988,7 +1031,8 @@ TEST(onnx, ExternalData) {
 }
 
 TEST(onnx, ExternalDataMustStayInsideTheModelDirectory) {
-  auto error = [](const std::function<void(Model&)>& add, const std::function<void(TempDir&)>& files) {
+  auto error = [](const std::function<void(Model&)>& add,
+                  const std::function<void(TempDir&)>& files) {
     TempDir dir;
     fs::create_directories(dir.root / "model");
     files(dir);
@@ -1008,29 +1052,35 @@ TEST(onnx, ExternalDataMustStayInsideTheModelDirectory) {
     return std::string("(no error)");
   };
   auto outside = [](TempDir& d) { write_file(d.root / "evil.bin", floats_bytes({6, 6, 6})); };
-  EXPECT_EQ(error([](Model& m) { external(m, "w", "../evil.bin"); }, outside),
-            "m.onnx: initializer 'w': external data location '../evil.bin' leaves the model's directory");
+  EXPECT_EQ(
+      error([](Model& m) { external(m, "w", "../evil.bin"); }, outside),
+      "m.onnx: initializer 'w': external data location '../evil.bin' leaves the model's directory");
   EXPECT_EQ(error([](Model& m) { external(m, "w", "sub/../../evil.bin"); }, outside),
-            "m.onnx: initializer 'w': external data location 'sub/../../evil.bin' leaves the model's directory");
+            "m.onnx: initializer 'w': external data location 'sub/../../evil.bin' leaves the "
+            "model's directory");
   EXPECT_EQ(error([](Model& m) { external(m, "w", "/etc/passwd"); }, outside),
             "m.onnx: initializer 'w': external data location '/etc/passwd' must be a path "
             "relative to the model's directory");
-  EXPECT_EQ(error([](Model& m) { external(m, "w", "link.bin"); },
-                  [](TempDir& d) {
-                    write_file(d.root / "evil.bin", floats_bytes({6, 6, 6}));
-                    fs::create_symlink(d.root / "evil.bin", d.root / "model" / "link.bin");
-                  }),
-            "m.onnx: initializer 'w': external data location 'link.bin' leaves the model's directory");
+  EXPECT_EQ(
+      error([](Model& m) { external(m, "w", "link.bin"); },
+            [](TempDir& d) {
+              write_file(d.root / "evil.bin", floats_bytes({6, 6, 6}));
+              fs::create_symlink(d.root / "evil.bin", d.root / "model" / "link.bin");
+            }),
+      "m.onnx: initializer 'w': external data location 'link.bin' leaves the model's directory");
   auto inside = [](TempDir& d) { write_file(d.root / "model" / "w.bin", floats_bytes({1, 2, 3})); };
-  EXPECT_EQ(error([](Model& m) { external(m, "w", "missing.bin"); }, inside),
-            "m.onnx: initializer 'w': external data file 'missing.bin' does not exist or is not a file");
+  EXPECT_EQ(
+      error([](Model& m) { external(m, "w", "missing.bin"); }, inside),
+      "m.onnx: initializer 'w': external data file 'missing.bin' does not exist or is not a file");
   EXPECT_EQ(error([](Model& m) { external(m, "w", "w.bin", 4); }, inside),
             "m.onnx: initializer 'w': external data file 'w.bin' is too short: 12 bytes at "
             "offset 4, the file has 12");
-  EXPECT_EQ(error([](Model& m) { external(m, "w", "w.bin", 0, 8); }, inside),
-            "m.onnx: initializer 'w': external data 'w.bin' has length 8, the tensor needs 12 bytes");
-  EXPECT_EQ(error([](Model& m) { external(m, "w", "w.bin", -1); }, inside),
-            "m.onnx: initializer 'w': external data 'offset' must be a non-negative integer, got '-1'");
+  EXPECT_EQ(
+      error([](Model& m) { external(m, "w", "w.bin", 0, 8); }, inside),
+      "m.onnx: initializer 'w': external data 'w.bin' has length 8, the tensor needs 12 bytes");
+  EXPECT_EQ(
+      error([](Model& m) { external(m, "w", "w.bin", -1); }, inside),
+      "m.onnx: initializer 'w': external data 'offset' must be a non-negative integer, got '-1'");
   EXPECT_EQ(error([](Model& m) { external(m, "w", "w.bin"); }, inside), "(no error)");
 }
 
@@ -1043,7 +1093,9 @@ TEST(onnx, BadInitializers) {
     m.output("y");
     return import_error(m);
   };
-  EXPECT_EQ(with([](Model& m) { m.init_floats("w", {3}, {1, 2}); }),
+  EXPECT_EQ(with([](Model& m) {
+              m.init_floats("w", {3}, {1, 2});
+            }),
             "m.onnx: initializer 'w': raw_data has 8 bytes, FLOAT[3] needs 12");
   EXPECT_EQ(with([](Model& m) {
               auto& t = m.init("w");
@@ -1127,8 +1179,9 @@ TEST(onnx, ErrorsNameTheFileAndTheNode) {
     m.init_int64s("i", {2}, {1, 2});
     m.node("Tile", {"x", "i"}, {"y"}, "g");
     m.output("y");
-    EXPECT_EQ(import_error(m), "m.onnx: node 0 'g' (Tile): unsupported op (on run-time data; "
-                               "Tile is only folded when its inputs are constants)");
+    EXPECT_EQ(import_error(m),
+              "m.onnx: node 0 'g' (Tile): unsupported op (on run-time data; "
+              "Tile is only folded when its inputs are constants)");
   }
   {
     Model m;
@@ -1168,7 +1221,8 @@ TEST(onnx, ErrorsNameTheFileAndTheNode) {
     m.input("x", TP::FLOAT, {4});
     m.node("Add", {"x", "nope"}, {"y"}, "add");
     m.output("y");
-    EXPECT_EQ(import_error(m), "m.onnx: node 0 'add' (Add): input 'nope' is not defined before use");
+    EXPECT_EQ(import_error(m),
+              "m.onnx: node 0 'add' (Add): input 'nope' is not defined before use");
   }
   {
     Model m;
@@ -1185,8 +1239,9 @@ TEST(onnx, ErrorsNameTheFileAndTheNode) {
     m.input("x", TP::DOUBLE, {4});
     m.node("Neg", {"x"}, {"y"});
     m.output("y");
-    EXPECT_EQ(import_error(m), "m.onnx: input 'x': element type DOUBLE is not supported "
-                               "(hotfuse computes in FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL UINT8)");
+    EXPECT_EQ(import_error(m),
+              "m.onnx: input 'x': element type DOUBLE is not supported "
+              "(hotfuse computes in FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL UINT8)");
   }
   {
     Model m;
@@ -1202,9 +1257,10 @@ TEST(onnx, ErrorsNameTheFileAndTheNode) {
     m.input("sh", TP::INT64, {2});
     m.node("Reshape", {"x", "sh"}, {"y"}, "rs");
     m.output("y");
-    EXPECT_EQ(import_error(m), "m.onnx: node 0 'rs' (Reshape): shape (input 1 'sh') must be a "
-                               "constant or computable at import time; hotfuse needs static shapes "
-                               "(a value given at run time is not supported here)");
+    EXPECT_EQ(import_error(m),
+              "m.onnx: node 0 'rs' (Reshape): shape (input 1 'sh') must be a "
+              "constant or computable at import time; hotfuse needs static shapes "
+              "(a value given at run time is not supported here)");
   }
   {
     Model m;
@@ -1244,8 +1300,9 @@ TEST(onnx, ErrorsNameTheFileAndTheNode) {
     m.input("x", TP::FLOAT, {3});
     set_i(m.node("Cast", {"x"}, {"y"}, "c"), "to", TP::DOUBLE);
     m.output("y");
-    EXPECT_EQ(import_error(m), "m.onnx: node 0 'c' (Cast): casting to DOUBLE is not supported "
-                               "(hotfuse computes in FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL UINT8)");
+    EXPECT_EQ(import_error(m),
+              "m.onnx: node 0 'c' (Cast): casting to DOUBLE is not supported "
+              "(hotfuse computes in FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL UINT8)");
   }
   {
     Model m;
@@ -1274,8 +1331,10 @@ TEST(onnx, BadFilesAreErrorsNotCrashes) {
     return std::string("(no error)");
   };
   EXPECT_EQ(message(dir.root / "garbage.onnx"),
-            (dir.root / "garbage.onnx").string() + ": not a valid ONNX model (malformed or truncated protobuf)");
-  EXPECT_EQ(message(dir.root / "missing.onnx"), (dir.root / "missing.onnx").string() + ": cannot open file");
+            (dir.root / "garbage.onnx").string() +
+                ": not a valid ONNX model (malformed or truncated protobuf)");
+  EXPECT_EQ(message(dir.root / "missing.onnx"),
+            (dir.root / "missing.onnx").string() + ": cannot open file");
   EXPECT_EQ(message(dir.root), dir.root.string() + ": is a directory, not a model file");
 
   // A model with a bit of everything, then every truncation of it and random corruptions:

@@ -13,6 +13,7 @@
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
 #include "session/session.h"
+#include "tests/support/fixed_machine.h"
 #include "tests/support/jit_env.h"
 
 namespace hf {
@@ -52,15 +53,6 @@ Graph soak_graph() {
       {"name": "s", "op": "Elemwise", "mode": "SUB", "inputs": ["t", "y"], "outputs": ["s"]}],
     "outputs": ["s"]})",
                           "soak");
-}
-
-MachinePeak fixed_machine() {
-  MachinePeak m;
-  m.bandwidth_gbps = 20;
-  m.gflops = 100;
-  m.launch_us = 5;
-  m.threads = 2;
-  return m;
 }
 
 struct Soak {

@@ -5,7 +5,6 @@
 // the file, never a crash or an allocation sized by the file's claims.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -19,6 +18,8 @@
 #include "runtime/io/test_data.h"
 #include "runtime/ir/error.h"
 #include "runtime/ops/half.h"
+#include "tests/support/error_of.h"
+#include "tests/support/temp_dir.h"
 
 namespace hf {
 namespace {
@@ -26,16 +27,6 @@ namespace {
 namespace fs = std::filesystem;
 namespace pb = ::ONNX_NAMESPACE;
 using TP = pb::TensorProto;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "hf-test-tensor-file-XXXXXX").string();
-    EXPECT_NE(::mkdtemp(t.data()), nullptr);
-    path = t;
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 void write_bytes(const fs::path& p, const std::string& bytes) {
   std::ofstream(p, std::ios::binary) << bytes;
@@ -80,17 +71,6 @@ bool same_bytes(const HostTensor& a, const HostTensor& b) {
          std::memcmp(a.data(), b.data(), a.bytes()) == 0;
 }
 
-// The error's message, or "" if the call did not throw.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(TensorFile, RoundTripsEveryTypeAndShape) {
   for (int d = 0; d < kDTypeCount; ++d) {
     DType t = static_cast<DType>(d);
@@ -107,8 +87,8 @@ TEST(TensorFile, RoundTripsEveryTypeAndShape) {
 TEST(TensorFile, WritesAndReadsFiles) {
   TempDir dir;
   HostTensor h = sample(DType::F32, {3, 5});
-  write_tensor_file(dir.path / "t.pb", h.view(), "out");
-  NamedTensor back = read_tensor_file(dir.path / "t.pb");
+  write_tensor_file(dir.root / "t.pb", h.view(), "out");
+  NamedTensor back = read_tensor_file(dir.root / "t.pb");
   EXPECT_EQ(back.name, "out");
   EXPECT_TRUE(same_bytes(h, back.tensor));
   // What ONNX's tools write: the same bytes onnx.numpy_helper.from_array produces.
@@ -250,27 +230,27 @@ TEST(TensorFile, EveryTruncationAndCorruptionIsAnErrorOrATensor) {
 
 TEST(TensorFile, MissingFilesAreNamed) {
   TempDir dir;
-  EXPECT_EQ(error_of([&] { read_tensor_file(dir.path / "nope.pb"); }),
-            (dir.path / "nope.pb").string() + ": no such file");
-  EXPECT_EQ(error_of([&] { read_tensor_file(dir.path); }), dir.path.string() + ": no such file");
-  write_bytes(dir.path / "junk.pb", "\xff\xff\xff\xff");
-  EXPECT_EQ(error_of([&] { read_tensor_file(dir.path / "junk.pb"); }),
-            (dir.path / "junk.pb").string() +
+  EXPECT_EQ(error_of([&] { read_tensor_file(dir.root / "nope.pb"); }),
+            (dir.root / "nope.pb").string() + ": no such file");
+  EXPECT_EQ(error_of([&] { read_tensor_file(dir.root); }), dir.root.string() + ": no such file");
+  write_bytes(dir.root / "junk.pb", "\xff\xff\xff\xff");
+  EXPECT_EQ(error_of([&] { read_tensor_file(dir.root / "junk.pb"); }),
+            (dir.root / "junk.pb").string() +
                 ": not a valid TensorProto file (malformed or truncated protobuf)");
 }
 
 TEST(TestData, NumberedFilesAndDataSets) {
   TempDir dir;
   HostTensor h = sample(DType::F32, {2});
-  EXPECT_NE(error_of([&] { test_data_sets(dir.path); }).find("no test_data_set_* directory"),
+  EXPECT_NE(error_of([&] { test_data_sets(dir.root); }).find("no test_data_set_* directory"),
             std::string::npos);
   for (const char* set : {"test_data_set_10", "test_data_set_2", "test_data_set_x"})
-    fs::create_directory(dir.path / set);
-  std::vector<fs::path> sets = test_data_sets(dir.path);
+    fs::create_directory(dir.root / set);
+  std::vector<fs::path> sets = test_data_sets(dir.root);
   ASSERT_EQ(sets.size(), 2u);  // by number, not by name; test_data_set_x is not one
   EXPECT_EQ(sets[0].filename(), "test_data_set_2");
 
-  fs::path d = dir.path / "test_data_set_2";
+  fs::path d = dir.root / "test_data_set_2";
   write_tensor_file(d / "input_0.pb", h.view(), "a");
   write_tensor_file(d / "input_2.pb", h.view(), "c");
   EXPECT_EQ(error_of([&] { numbered_tensor_files(d, "input", 3, "3 inputs"); }),
@@ -293,15 +273,15 @@ struct Inputs {
   }
   void write(const std::string& n0, const HostTensor& t0, const std::string& n1,
              const HostTensor& t1) {
-    write_tensor_file(dir.path / "input_0.pb", t0.view(), n0);
-    write_tensor_file(dir.path / "input_1.pb", t1.view(), n1);
+    write_tensor_file(dir.root / "input_0.pb", t0.view(), n0);
+    write_tensor_file(dir.root / "input_1.pb", t1.view(), n1);
   }
 };
 
 TEST(TestData, InputsGoByNameWhenEveryNameIsAnInput) {
   Inputs in;
   in.write("b", in.b, "a", in.a);  // numbered in the other order, named
-  std::vector<HostTensor> got = read_graph_inputs(in.g, in.dir.path);
+  std::vector<HostTensor> got = read_graph_inputs(in.g, in.dir.root);
   ASSERT_EQ(got.size(), 2u);
   EXPECT_TRUE(same_bytes(got[0], in.a));
   EXPECT_TRUE(same_bytes(got[1], in.b));
@@ -310,11 +290,11 @@ TEST(TestData, InputsGoByNameWhenEveryNameIsAnInput) {
 TEST(TestData, InputsGoByPositionOtherwise) {
   Inputs in;
   in.write("", in.a, "other", in.b);
-  std::vector<HostTensor> got = read_graph_inputs(in.g, in.dir.path);
+  std::vector<HostTensor> got = read_graph_inputs(in.g, in.dir.root);
   EXPECT_TRUE(same_bytes(got[0], in.a));
   EXPECT_TRUE(same_bytes(got[1], in.b));
   in.write("a", in.a, "a", in.b);  // a name twice: by position
-  got = read_graph_inputs(in.g, in.dir.path);
+  got = read_graph_inputs(in.g, in.dir.root);
   EXPECT_TRUE(same_bytes(got[1], in.b));
 }
 
@@ -322,11 +302,11 @@ TEST(TestData, InputTypesAndShapesMustFit) {
   Inputs in;
   in.write("", in.b, "", in.a);  // swapped, unnamed: a gets an INT64 tensor
   EXPECT_EQ(
-      error_of([&] { read_graph_inputs(in.g, in.dir.path); }),
-      (in.dir.path / "input_0.pb").string() + ": graph input 0 'a' is f32, the file holds i64");
+      error_of([&] { read_graph_inputs(in.g, in.dir.root); }),
+      (in.dir.root / "input_0.pb").string() + ": graph input 0 'a' is f32, the file holds i64");
   in.write("", in.a, "", sample(DType::I64, {4}));
-  EXPECT_EQ(error_of([&] { read_graph_inputs(in.g, in.dir.path); }),
-            (in.dir.path / "input_1.pb").string() +
+  EXPECT_EQ(error_of([&] { read_graph_inputs(in.g, in.dir.root); }),
+            (in.dir.root / "input_1.pb").string() +
                 ": graph input 1 'b' has shape [3], the file holds [4]; other shapes than the "
                 "model declares are not supported (hotfuse plans static shapes)");
 }
@@ -381,7 +361,7 @@ TEST(TestData, ImportOptionsComeFromWhatAllDataSetsAgreeOn) {
     std::memcpy(t.data(), v.data(), v.size() * 8);
     return t;
   };
-  std::vector<fs::path> sets = {dir.path / "test_data_set_0", dir.path / "test_data_set_1"};
+  std::vector<fs::path> sets = {dir.root / "test_data_set_0", dir.root / "test_data_set_1"};
   for (size_t s = 0; s < 2; ++s) {
     fs::create_directory(sets[s]);
     write_tensor_file(sets[s] / "input_0.pb", sample(DType::F32, {2, 3}).view(), "x");

@@ -7,7 +7,6 @@
 // The example dump is tests/data/viewer/adam/: `hotfuse-run traces/graphs/adam.json --dump`
 // with a short session (one region, swapped in at iteration 7, kept).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +14,7 @@
 #include <fstream>
 #include <set>
 
+#include "tests/support/temp_dir.h"
 #include "viewer/model/color.h"
 #include "viewer/model/dump.h"
 #include "viewer/model/format.h"
@@ -39,21 +39,6 @@ using json = nlohmann::json;
 const fs::path kDump = fs::path(HF_SOURCE_DIR) / "tests/data/viewer/adam";
 
 // A fresh empty directory under the build tree, removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::path(HF_BINARY_DIR) / ("viewer-model-test-" + std::to_string(::getpid()) + "-" +
-                                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  void write(const std::string& name, const std::string& text) const {
-    fs::create_directories((path / name).parent_path());
-    std::ofstream(path / name, std::ios::binary) << text;
-  }
-};
-
 std::string contents(const fs::path& p) {
   std::string err;
   auto s = read_text_file(p, &err);
@@ -133,11 +118,11 @@ TEST(ViewerModelReport, ParsesTheExampleDump) {
 
 TEST(ViewerModelReport, NonAdaptiveReport) {
   // --fusion all: no machine, no regions, ops without node ids.
-  json j = {{"summary",
-             {{"graph", "g"}, {"fusion", "all"}, {"unfused_ms", 8.0}, {"fused_ms", 1.0}}},
-            {"decisions", {{{"nodes", {"a", "b"}}, {"fused", true}, {"reason", "fused 2"}}}},
-            {"ops", {{{"node", "f"}, {"op", "Fused"}, {"time_ms", 1.0}, {"bytes", 8}, {"gbps", 1}}}},
-            {"failures", json::array()}};
+  json j = {
+      {"summary", {{"graph", "g"}, {"fusion", "all"}, {"unfused_ms", 8.0}, {"fused_ms", 1.0}}},
+      {"decisions", {{{"nodes", {"a", "b"}}, {"fused", true}, {"reason", "fused 2"}}}},
+      {"ops", {{{"node", "f"}, {"op", "Fused"}, {"time_ms", 1.0}, {"bytes", 8}, {"gbps", 1}}}},
+      {"failures", json::array()}};
   Report r = parse_report(j);
   ASSERT_EQ(r.ops.size(), 1u);
   EXPECT_EQ(r.ops[0].node_id, -1);
@@ -149,8 +134,9 @@ TEST(ViewerModelReport, NonAdaptiveReport) {
 TEST(ViewerModelReport, RejectsWhatIsNotAReport) {
   EXPECT_NE(format_error_of([] { parse_report(json::array()); }).find("expected a JSON object"),
             std::string::npos);
-  EXPECT_NE(format_error_of([] { parse_report(json{{"traceEvents", json::array()}}); })
-                .find("no \"summary\""),
+  EXPECT_NE(format_error_of([] {
+              parse_report(json{{"traceEvents", json::array()}});
+            }).find("no \"summary\""),
             std::string::npos);
 }
 
@@ -215,9 +201,24 @@ TEST(ViewerModelTrace, VisibleRangeMatchesBruteForce) {
 
 TEST(ViewerModelTrace, BeginEndPairsArraysAndStrangeIds) {
   json j = json::array({
-      {{"ph", "M"}, {"name", "thread_name"}, {"pid", "p"}, {"tid", "main"}, {"args", {{"name", "Main"}}}},
-      {{"ph", "B"}, {"name", "outer"}, {"pid", "p"}, {"tid", "main"}, {"ts", 10}, {"args", {{"a", 1}}}},
-      {{"ph", "X"}, {"name", "inner"}, {"pid", "p"}, {"tid", "main"}, {"ts", 12}, {"dur", 3}, {"args", {{"node", 4}}}},
+      {{"ph", "M"},
+       {"name", "thread_name"},
+       {"pid", "p"},
+       {"tid", "main"},
+       {"args", {{"name", "Main"}}}},
+      {{"ph", "B"},
+       {"name", "outer"},
+       {"pid", "p"},
+       {"tid", "main"},
+       {"ts", 10},
+       {"args", {{"a", 1}}}},
+      {{"ph", "X"},
+       {"name", "inner"},
+       {"pid", "p"},
+       {"tid", "main"},
+       {"ts", 12},
+       {"dur", 3},
+       {"args", {{"node", 4}}}},
       {{"ph", "E"}, {"pid", "p"}, {"tid", "main"}, {"ts", 20}, {"args", {{"b", "two"}}}},
       {{"ph", "E"}, {"pid", "p"}, {"tid", "main"}, {"ts", 30}},  // unmatched
       {{"ph", "C"}, {"name", "counter"}, {"pid", "p"}, {"tid", "main"}, {"ts", 5}},
@@ -242,9 +243,13 @@ TEST(ViewerModelTrace, BeginEndPairsArraysAndStrangeIds) {
 }
 
 TEST(ViewerModelTrace, RejectsWhatIsNotATrace) {
-  EXPECT_NE(format_error_of([] { parse_trace(json{{"summary", 1}}); }).find("traceEvents"),
+  EXPECT_NE(format_error_of([] {
+              parse_trace(json{{"summary", 1}});
+            }).find("traceEvents"),
             std::string::npos);
-  EXPECT_EQ(format_error_of([] { parse_trace(json{{"traceEvents", {1}}}); }),
+  EXPECT_EQ(format_error_of([] {
+              parse_trace(json{{"traceEvents", {1}}});
+            }),
             "traceEvents[0]: expected an object, got a number");
   EXPECT_EQ(format_error_of([] {
               parse_trace(json{{"traceEvents", {{{"ph", "X"}, {"ts", "soon"}}}}});
@@ -281,7 +286,7 @@ TEST(ViewerModelDump, MissingPathIsAnError) {
 
 TEST(ViewerModelDump, EmptyFolderIsAnError) {
   TempDir dir;
-  Dump d = load_dump(dir.path);
+  Dump d = load_dump(dir.root);
   ASSERT_EQ(d.errors.size(), 1u);
   EXPECT_NE(d.errors[0].find("not a dump folder"), std::string::npos);
   EXPECT_TRUE(d.nothing_loaded());
@@ -292,7 +297,7 @@ TEST(ViewerModelDump, MalformedFilesAreNamedAndTheRestLoads) {
   dir.write("report.json", "{\"summary\": {\"graph\": \"x\",}");
   dir.write("trace.json", "");
   dir.write("before.dot", contents(kDump / "before.dot"));
-  Dump d = load_dump(dir.path);
+  Dump d = load_dump(dir.root);
   ASSERT_EQ(d.errors.size(), 2u);
   EXPECT_EQ(d.errors[0].rfind("report.json: not valid JSON (line 1", 0), 0u) << d.errors[0];
   EXPECT_EQ(d.errors[1], "trace.json: the file is empty");
@@ -317,7 +322,7 @@ TEST(ViewerModelDump, OpensOneFileDirectly) {
   EXPECT_FALSE(g.after_dot.empty());
   TempDir dir;
   dir.write("notes.txt", "hello");
-  Dump x = load_dump(dir.path / "notes.txt");
+  Dump x = load_dump(dir.root / "notes.txt");
   ASSERT_EQ(x.errors.size(), 1u);
   EXPECT_NE(x.errors[0].find("not a dump folder"), std::string::npos);
 }
@@ -631,7 +636,8 @@ TEST(ViewerLayout, ClustersWithEdgeLabelsDoNotCrash) {
   std::string dot = "digraph g {\n  node [shape=box];\n";
   const int n = 600;
   for (int c = 0; c < n / 30; ++c) {
-    dot += "  subgraph cluster_kept_" + std::to_string(c) + " { label=\"r" + std::to_string(c) + "\";";
+    dot +=
+        "  subgraph cluster_kept_" + std::to_string(c) + " { label=\"r" + std::to_string(c) + "\";";
     for (int i = c * 30; i < c * 30 + 8; ++i) dot += " n" + std::to_string(i) + ";";
     dot += " }\n";
   }
@@ -662,7 +668,8 @@ TEST(ViewerLayout, ThousandNodes) {
   for (int i = 0; i < 1000; ++i) {
     dot += "n" + std::to_string(i) + " [label=\"op" + std::to_string(i) + "\"];\n";
     if (i >= 10) dot += "n" + std::to_string(i - 10) + " -> n" + std::to_string(i) + ";\n";
-    if (i >= 11 && i % 3 == 0) dot += "n" + std::to_string(i - 11) + " -> n" + std::to_string(i) + ";\n";
+    if (i >= 11 && i % 3 == 0)
+      dot += "n" + std::to_string(i - 11) + " -> n" + std::to_string(i) + ";\n";
   }
   dot += "}\n";
   GraphLayout g = layout_dot(dot);

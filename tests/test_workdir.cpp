@@ -12,6 +12,7 @@
 
 #include "runtime/ir/error.h"
 #include "tests/support/scoped_env.h"
+#include "tests/support/temp_dir.h"
 
 namespace hf::fusion {
 namespace {
@@ -21,17 +22,8 @@ namespace fs = std::filesystem;
 // A private scratch directory for one test, removed afterwards.
 class WorkdirTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string t = (fs::temp_directory_path() / "hf-test-workdir-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(t.data()), nullptr);
-    scratch_ = t;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::permissions(scratch_, fs::perms::owner_all, ec);
-    fs::remove_all(scratch_, ec);
-  }
-  fs::path scratch_;
+  TempDir tmp_{"hf-test-workdir"};
+  fs::path scratch_ = tmp_.root;
   ScopedEnv no_dir_{"MGB_JIT_WORKDIR", nullptr};
   ScopedEnv no_keep_{"MGB_JIT_KEEP_INTERM", nullptr};
 };

@@ -32,14 +32,12 @@ struct CopyJob {
 template <class T>
 void copy_range(const CopyJob& j, int64_t s, int64_t e) {
   const Layout& l = j.l;
-  const int r = l.rank;
-  const int64_t si = l.stride[0][r - 1], so = l.stride[1][r - 1];
+  const int64_t si = l.stride[0][l.rank - 1], so = l.stride[1][l.rank - 1];
   const T* in = reinterpret_cast<const T*>(j.in);
   T* out = reinterpret_cast<T*>(j.out);
-  int64_t idx[kMaxRank];
-  l.unravel(s, idx);
-  while (s < e) {
-    const int64_t seg = std::min(l.shape[r - 1] - idx[r - 1], e - s);
+  int64_t idx0[kMaxRank];
+  l.unravel(s, idx0);
+  for_each_run(l, idx0, e - s, [&](const int64_t* idx, int64_t seg) {
     const T* __restrict pi = in + l.offset(0, idx);
     T* __restrict po = out + l.offset(1, idx);
     if (si == 1 && so == 1 && j.stream) {
@@ -54,13 +52,7 @@ void copy_range(const CopyJob& j, int64_t s, int64_t e) {
     } else {
       for (int64_t k = 0; k < seg; ++k) po[k * so] = pi[k * si];
     }
-    s += seg;
-    idx[r - 1] += seg;
-    for (int d = r - 1; d > 0 && idx[d] == l.shape[d]; --d) {
-      idx[d] = 0;
-      ++idx[d - 1];
-    }
-  }
+  });
   if (j.stream) stream_fence();
 }
 
@@ -187,15 +179,8 @@ void copy(const TensorView& in, const TensorView& out, ThreadPool& pool) {
   CopyJob j;
   j.total = out.numel();
   if (j.total == 0) return;
-  Layout& l = j.l;
-  l.rank = out.rank();
-  l.nops = 2;
-  for (int d = 0; d < l.rank; ++d) {
-    l.shape[d] = out.shape[d];
-    l.stride[1][d] = out.strides[d];
-  }
-  set_operand(l, 0, in, out.shape, "copy");
-  l.coalesce();
+  j.l = unary_layout(in, out, "copy");
+  const Layout& l = j.l;
   j.in = static_cast<const char*>(in.data);
   j.out = static_cast<char*>(out.data);
   j.size = dtype_size(in.dtype);
@@ -209,16 +194,7 @@ void copy(const TensorView& in, const TensorView& out, ThreadPool& pool) {
       if (l.stride[0][d] == 1 && l.shape[d] >= kTransposeTile / 4) j.tdim = d;
     j.stream = big && j.tdim >= 0;
   }
-  switch (j.size) {
-    case 1:
-      return run_copy<u8>(j, pool);
-    case 2:
-      return run_copy<u16>(j, pool);
-    case 4:
-      return run_copy<u32>(j, pool);
-    default:
-      return run_copy<u64>(j, pool);
-  }
+  visit_size(j.size, [&](auto t) { run_copy<typename decltype(t)::type>(j, pool); });
 }
 
 }  // namespace hf::cpu

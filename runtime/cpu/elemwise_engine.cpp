@@ -27,25 +27,12 @@ constexpr int64_t kMinRow = 256;
 using MoveFn = void (*)(const Layout& l, int k, void* strided, const int64_t* idx, int64_t len,
                         void* dense);
 
-inline void advance(const Layout& l, int64_t* idx, int64_t by) {
-  int d = l.rank - 1;
-  idx[d] += by;
-  while (d > 0 && idx[d] == l.shape[d]) {
-    idx[d] = 0;
-    ++idx[--d];
-  }
-}
-
 template <class Src, class Dst>
 void gather(const Layout& l, int k, void* strided, const int64_t* idx0, int64_t len, void* dense) {
   const Src* src = static_cast<const Src*>(strided);
   Dst* __restrict dst = static_cast<Dst*>(dense);
-  const int r = l.rank;
-  const int64_t st = l.stride[k][r - 1];
-  int64_t idx[kMaxRank];
-  std::copy(idx0, idx0 + r, idx);
-  while (len > 0) {
-    const int64_t seg = std::min(l.shape[r - 1] - idx[r - 1], len);
+  const int64_t st = l.stride[k][l.rank - 1];
+  for_each_run(l, idx0, len, [&](const int64_t* idx, int64_t seg) {
     const Src* __restrict p = src + l.offset(k, idx);
     if (st == 1) {
       convert_n(p, dst, seg);
@@ -56,21 +43,15 @@ void gather(const Layout& l, int k, void* strided, const int64_t* idx0, int64_t 
       for (int64_t j = 0; j < seg; ++j) dst[j] = convert<Dst>(p[j * st]);
     }
     dst += seg;
-    len -= seg;
-    advance(l, idx, seg);
-  }
+  });
 }
 
 template <class Src, class Dst>
 void scatter(const Layout& l, int k, void* strided, const int64_t* idx0, int64_t len, void* dense) {
   Dst* dst = static_cast<Dst*>(strided);
   const Src* __restrict src = static_cast<const Src*>(dense);
-  const int r = l.rank;
-  const int64_t st = l.stride[k][r - 1];
-  int64_t idx[kMaxRank];
-  std::copy(idx0, idx0 + r, idx);
-  while (len > 0) {
-    const int64_t seg = std::min(l.shape[r - 1] - idx[r - 1], len);
+  const int64_t st = l.stride[k][l.rank - 1];
+  for_each_run(l, idx0, len, [&](const int64_t* idx, int64_t seg) {
     Dst* __restrict p = dst + l.offset(k, idx);
     if (st == 1) {
       convert_n(src, p, seg);
@@ -78,25 +59,16 @@ void scatter(const Layout& l, int k, void* strided, const int64_t* idx0, int64_t
       for (int64_t j = 0; j < seg; ++j) p[j * st] = convert<Dst>(src[j]);
     }
     src += seg;
-    len -= seg;
-    advance(l, idx, seg);
-  }
+  });
 }
 
 // Same-type moves only care about the element size.
 MoveFn pick_gather(DType from, DType to) {
-  if (from == to) {
-    switch (dtype_size(from)) {
-      case 1:
-        return &gather<u8, u8>;
-      case 2:
-        return &gather<u16, u16>;
-      case 4:
-        return &gather<u32, u32>;
-      default:
-        return &gather<u64, u64>;
-    }
-  }
+  if (from == to)
+    return visit_size(dtype_size(from), [](auto t) -> MoveFn {
+      using U = typename decltype(t)::type;
+      return &gather<U, U>;
+    });
   if (to == DType::F32 && from == DType::F16) return &gather<f16, float>;
   if (to == DType::F32 && from == DType::BF16) return &gather<bf16, float>;
   throw std::invalid_argument("elemwise: cannot read " + std::string(dtype_name(from)) + " as " +
@@ -104,18 +76,11 @@ MoveFn pick_gather(DType from, DType to) {
 }
 
 MoveFn pick_scatter(DType from, DType to) {
-  if (from == to) {
-    switch (dtype_size(from)) {
-      case 1:
-        return &scatter<u8, u8>;
-      case 2:
-        return &scatter<u16, u16>;
-      case 4:
-        return &scatter<u32, u32>;
-      default:
-        return &scatter<u64, u64>;
-    }
-  }
+  if (from == to)
+    return visit_size(dtype_size(from), [](auto t) -> MoveFn {
+      using U = typename decltype(t)::type;
+      return &scatter<U, U>;
+    });
   if (from == DType::F32 && to == DType::F16) return &scatter<float, f16>;
   if (from == DType::F32 && to == DType::BF16) return &scatter<float, bf16>;
   throw std::invalid_argument("elemwise: cannot write " + std::string(dtype_name(from)) + " as " +
@@ -195,13 +160,8 @@ void run_elemwise(std::span<const TensorView> inputs, const TensorView& out, con
   eng.total = total;
   eng.fn = job.fn;
   eng.ctx = job.ctx;
+  eng.l = Layout::over(out, nin);
   Layout& l = eng.l;
-  l.rank = out.rank();
-  l.nops = nin + 1;
-  for (int d = 0; d < l.rank; ++d) {
-    l.shape[d] = out.shape[d];
-    l.stride[nin][d] = out.strides[d];
-  }
   for (int k = 0; k < nin; ++k) {
     check_rank(inputs[k], "elemwise");
     set_operand(l, k, inputs[k], out.shape, "elemwise");

@@ -43,6 +43,22 @@ decltype(auto) visit_dtype(DType d, F&& f) {
   __builtin_unreachable();
 }
 
+// Calls f(TypeTag<U>{}) with U the unsigned integer type of `bytes` (1, 2, 4 or 8) bytes: for
+// moves, which only care about the element size.
+template <class F>
+decltype(auto) visit_size(size_t bytes, F&& f) {
+  switch (bytes) {
+    case 1:
+      return f(TypeTag<u8>{});
+    case 2:
+      return f(TypeTag<u16>{});
+    case 4:
+      return f(TypeTag<u32>{});
+    default:
+      return f(TypeTag<u64>{});
+  }
+}
+
 template <class T>
 inline constexpr bool kIsHalf = std::is_same_v<T, f16> || std::is_same_v<T, bf16>;
 template <class T>
@@ -115,6 +131,18 @@ struct Layout {
   int64_t shape[kMaxRank] = {};
   int64_t stride[kMaxOps][kMaxRank] = {};
 
+  // The loop nest over `out`, which is operand `k` and the last; set_operand adds the others.
+  static Layout over(const TensorView& out, int k) {
+    Layout l;
+    l.rank = out.rank();
+    l.nops = k + 1;
+    for (int d = 0; d < l.rank; ++d) {
+      l.shape[d] = out.shape[d];
+      l.stride[k][d] = out.strides[d];
+    }
+    return l;
+  }
+
   int64_t numel() const {
     int64_t n = 1;
     for (int d = 0; d < rank; ++d) n *= shape[d];
@@ -184,6 +212,34 @@ inline void check_rank(const TensorView& v, const char* what) {
   if (v.rank() > kMaxRank) throw std::invalid_argument(std::string(what) + ": rank above kMaxRank");
   if (v.strides.size() != v.shape.size())
     throw std::invalid_argument(std::string(what) + ": strides and shape differ in rank");
+}
+
+// A copy or conversion: operand 0 `in` broadcast to out's shape, operand 1 `out`; coalesced.
+inline Layout unary_layout(const TensorView& in, const TensorView& out, const char* what) {
+  Layout l = Layout::over(out, 1);
+  set_operand(l, 0, in, out.shape, what);
+  l.coalesce();
+  return l;
+}
+
+// Calls f(idx, n) for the runs of `len` positions (row-major) from multi-index idx0 along the
+// innermost dimension: n positions from multi-index idx each, the index carried, not
+// recomputed.
+template <class F>
+void for_each_run(const Layout& l, const int64_t* idx0, int64_t len, F&& f) {
+  const int r = l.rank;
+  int64_t idx[kMaxRank];
+  for (int d = 0; d < r; ++d) idx[d] = idx0[d];
+  while (len > 0) {
+    const int64_t n = len < l.shape[r - 1] - idx[r - 1] ? len : l.shape[r - 1] - idx[r - 1];
+    f(static_cast<const int64_t*>(idx), n);
+    len -= n;
+    idx[r - 1] += n;
+    for (int d = r - 1; d > 0 && idx[d] == l.shape[d]; --d) {
+      idx[d] = 0;
+      ++idx[d - 1];
+    }
+  }
 }
 
 // ---- per-thread scratch ---------------------------------------------------------------

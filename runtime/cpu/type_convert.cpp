@@ -34,14 +34,12 @@ void convert_streaming(const From* __restrict in, To* out, int64_t n) {
 template <class From, class To>
 void convert_range(const ConvertJob& j, int64_t s, int64_t e) {
   const Layout& l = j.l;
-  const int r = l.rank;
-  const int64_t si = l.stride[0][r - 1], so = l.stride[1][r - 1];
+  const int64_t si = l.stride[0][l.rank - 1], so = l.stride[1][l.rank - 1];
   const From* in = static_cast<const From*>(j.in);
   To* out = static_cast<To*>(j.out);
-  int64_t idx[kMaxRank];
-  l.unravel(s, idx);
-  while (s < e) {
-    const int64_t seg = std::min(l.shape[r - 1] - idx[r - 1], e - s);
+  int64_t idx0[kMaxRank];
+  l.unravel(s, idx0);
+  for_each_run(l, idx0, e - s, [&](const int64_t* idx, int64_t seg) {
     const From* __restrict pi = in + l.offset(0, idx);
     To* __restrict po = out + l.offset(1, idx);
     if (si == 1 && so == 1 && j.stream) {
@@ -51,13 +49,7 @@ void convert_range(const ConvertJob& j, int64_t s, int64_t e) {
     } else {
       for (int64_t k = 0; k < seg; ++k) po[k * so] = convert<To>(pi[k * si]);
     }
-    s += seg;
-    idx[r - 1] += seg;
-    for (int d = r - 1; d > 0 && idx[d] == l.shape[d]; --d) {
-      idx[d] = 0;
-      ++idx[d - 1];
-    }
-  }
+  });
   if (j.stream) stream_fence();
 }
 
@@ -70,15 +62,8 @@ void type_convert(const TensorView& in, const TensorView& out, ThreadPool& pool)
   ConvertJob j;
   j.total = out.numel();
   if (j.total == 0) return;
-  Layout& l = j.l;
-  l.rank = out.rank();
-  l.nops = 2;
-  for (int d = 0; d < l.rank; ++d) {
-    l.shape[d] = out.shape[d];
-    l.stride[1][d] = out.strides[d];
-  }
-  set_operand(l, 0, in, out.shape, "type_convert");
-  l.coalesce();
+  j.l = unary_layout(in, out, "type_convert");
+  const Layout& l = j.l;
   j.in = in.data;
   j.out = out.data;
   j.stream = l.rank == 1 && l.stride[0][0] == 1 && l.stride[1][0] == 1 &&

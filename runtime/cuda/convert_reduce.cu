@@ -103,30 +103,26 @@ __device__ __forceinline__ void store_scalar(void* p, i64 i, Scalar v, DType dt)
   }
 }
 
+// The offset in the (one) input of output element i.
+__device__ __forceinline__ i64 input_offset(const EwParams& p, i64 i) {
+  if (p.dense) return i;
+  i64 off[kMaxEwInputs];
+  offsets(p, i, off);
+  return off[0];
+}
+
 __global__ void convert_kernel(EwParams p) {
   const i64 stride = (i64)gridDim.x * blockDim.x;
-  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
-    i64 off[kMaxEwInputs];
-    if (p.dense)
-      off[0] = i;
-    else
-      offsets(p, i, off);
-    store_scalar(p.out, i, load_scalar(p.in[0], off[0], p.in_dtype), p.out_dtype);
-  }
+  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < p.numel; i += stride)
+    store_scalar(p.out, i, load_scalar(p.in[0], input_offset(p, i), p.in_dtype), p.out_dtype);
 }
 
 // Same dtype: moves elements of `Bytes` bytes (Dimshuffle, Broadcast, Reshape).
 template <class E>
 __global__ void copy_kernel(EwParams p) {
   const i64 stride = (i64)gridDim.x * blockDim.x;
-  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
-    i64 off[kMaxEwInputs];
-    if (p.dense)
-      off[0] = i;
-    else
-      offsets(p, i, off);
-    static_cast<E*>(p.out)[i] = static_cast<const E*>(p.in[0])[off[0]];
-  }
+  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < p.numel; i += stride)
+    static_cast<E*>(p.out)[i] = static_cast<const E*>(p.in[0])[input_offset(p, i)];
 }
 
 // ---- pow by a constant ------------------------------------------------------------------

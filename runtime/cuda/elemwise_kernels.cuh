@@ -83,6 +83,18 @@ __global__ void ew_generic(EwParams p) {
   }
 }
 
+// Elements [first, numel) of a dense launch, one per thread and step: the vector kernels' tail.
+template <Mode M>
+__device__ __forceinline__ void dense_tail(const EwParams& p, i64 first) {
+  constexpr int n = mode_info(M).arity;
+  const i64 stride = (i64)gridDim.x * blockDim.x;
+  for (i64 i = first + (i64)blockIdx.x * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
+    float a[n];
+    for (int k = 0; k < n; ++k) a[k] = load_as<float>(p.in[k], i, p.in_dtype);
+    store_as<float>(p.out, i, apply_mode<M, float>(a), p.out_dtype);
+  }
+}
+
 // f32 in and out, dense and 16-byte aligned: float4 loads and stores, then a scalar tail.
 template <Mode M>
 __global__ void ew_vec4(EwParams p) {
@@ -104,11 +116,7 @@ __global__ void ew_vec4(EwParams p) {
     r.w = apply_mode<M, float>(a);
     static_cast<float4*>(p.out)[i] = r;
   }
-  for (i64 i = n4 * 4 + (i64)blockIdx.x * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
-    float a[n];
-    for (int k = 0; k < n; ++k) a[k] = static_cast<const float*>(p.in[k])[i];
-    static_cast<float*>(p.out)[i] = apply_mode<M, float>(a);
-  }
+  dense_tail<M>(p, n4 * 4);
 }
 
 // f16 or bf16 in and out, dense and 16-byte aligned: 8 elements per 16-byte load/store,
@@ -136,11 +144,7 @@ __global__ void ew_vec8_half(EwParams p) {
     }
     static_cast<uint4*>(p.out)[i] = r;
   }
-  for (i64 i = n8 * 8 + (i64)blockIdx.x * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
-    float a[n];
-    for (int k = 0; k < n; ++k) a[k] = load_as<float>(p.in[k], i, p.in_dtype);
-    store_as<float>(p.out, i, apply_mode<M, float>(a), p.out_dtype);
-  }
+  dense_tail<M>(p, n8 * 8);
 }
 
 using EwLaunch = void (*)(const EwParams&, cudaStream_t, int);

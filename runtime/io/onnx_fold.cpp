@@ -16,8 +16,10 @@ namespace {
 using TP = pb::TensorProto;
 
 void copy_elem(const ConstTensor& from, int64_t k, ConstTensor& to, int64_t at) {
-  if (from.floating()) to.f[at] = from.f[k];
-  else to.i[at] = from.i[k];
+  if (from.floating())
+    to.f[at] = from.f[k];
+  else
+    to.i[at] = from.i[k];
 }
 
 Strides strides_of(const Shape& s) {
@@ -26,23 +28,31 @@ Strides strides_of(const Shape& s) {
   return st;
 }
 
+// Calls f(e, pos) for every element e of `shape`, row-major, pos its multi-index.
+template <class F>
+void for_each_position(const Shape& shape, F&& f) {
+  std::vector<int64_t> pos(shape.size(), 0);
+  const int64_t n = numel(shape);
+  for (int64_t e = 0; e < n; ++e) {
+    f(e, pos);
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+      if (++pos[d] < shape[d]) break;
+      pos[d] = 0;
+    }
+  }
+}
+
 // For each element of the broadcast output, the index of the element of `in` it reads.
 std::vector<int64_t> broadcast_index(const Shape& in, const Shape& out) {
-  int64_t n = numel(out);
-  std::vector<int64_t> idx(static_cast<size_t>(n));
+  std::vector<int64_t> idx(static_cast<size_t>(numel(out)));
   Strides in_st = strides_of(in);
   size_t off = out.size() - in.size();
-  std::vector<int64_t> pos(out.size(), 0);
-  for (int64_t e = 0; e < n; ++e) {
+  for_each_position(out, [&](int64_t e, const std::vector<int64_t>& pos) {
     int64_t k = 0;
     for (size_t d = 0; d < in.size(); ++d)
       if (in[d] != 1) k += pos[off + d] * in_st[d];
     idx[e] = k;
-    for (int d = static_cast<int>(out.size()) - 1; d >= 0; --d) {
-      if (++pos[d] < out[d]) break;
-      pos[d] = 0;
-    }
-  }
+  });
   return idx;
 }
 
@@ -97,7 +107,8 @@ bool Importer::try_fold() {
     auto clampi = [&](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t(0), rank); };
     start = clampi(start);
     end = std::max(start, clampi(end));
-    set_const(0, int64_tensor({end - start}, std::vector<int64_t>(s.begin() + start, s.begin() + end)));
+    set_const(
+        0, int64_tensor({end - start}, std::vector<int64_t>(s.begin() + start, s.begin() + end)));
     return true;
   }
   if (op == "Size") {
@@ -157,7 +168,8 @@ bool Importer::try_fold() {
     return reshaped(reshape_shape(shape(0), const_ints(1, "shape"), allowzero));
   }
   if (op == "Flatten") return reshaped(flatten_shape(shape(0), cur_->attr_int("axis", 1)));
-  if (op == "Squeeze") return reshaped(squeeze_shape(shape(0), axes_arg(cur_->opset >= 13 ? 1 : -1, "axes")));
+  if (op == "Squeeze")
+    return reshaped(squeeze_shape(shape(0), axes_arg(cur_->opset >= 13 ? 1 : -1, "axes")));
   if (op == "Unsqueeze") {
     auto axes = axes_arg(cur_->opset >= 13 ? 1 : -1, "axes");
     if (!axes) throw Error("needs axes");
@@ -168,7 +180,8 @@ bool Importer::try_fold() {
     const ConstTensor& in = cst(0);
     int rank = static_cast<int>(in.shape.size());
     std::vector<int64_t> perm;
-    if (auto p = cur_->attr_ints("perm")) perm = *p;
+    if (auto p = cur_->attr_ints("perm"))
+      perm = *p;
     else
       for (int k = rank - 1; k >= 0; --k) perm.push_back(k);
     if (static_cast<int>(perm.size()) != rank) return false;  // lowering reports it
@@ -181,16 +194,11 @@ bool Importer::try_fold() {
     for (int64_t p : perm) out_shape.push_back(in.shape[p]);
     ConstTensor out = make_const(in.type, out_shape);
     Strides in_st = strides_of(in.shape);
-    std::vector<int64_t> pos(rank, 0);
-    for (int64_t e = 0; e < out.size(); ++e) {
+    for_each_position(out_shape, [&](int64_t e, const std::vector<int64_t>& pos) {
       int64_t k = 0;
       for (int d = 0; d < rank; ++d) k += pos[d] * in_st[perm[d]];
       copy_elem(in, k, out, e);
-      for (int d = rank - 1; d >= 0; --d) {
-        if (++pos[d] < out_shape[d]) break;
-        pos[d] = 0;
-      }
-    }
+    });
     set_const(0, std::move(out));
     return true;
   }
@@ -199,7 +207,8 @@ bool Importer::try_fold() {
     const ConstTensor& in = cst(0);
     std::vector<int64_t> target = const_ints(1, "shape");
     auto out_shape = broadcast_shapes(in.shape, Shape(target.begin(), target.end()));
-    if (!out_shape) throw Error("cannot expand " + to_string(in.shape) + " to " + to_string(Shape(target)));
+    if (!out_shape)
+      throw Error("cannot expand " + to_string(in.shape) + " to " + to_string(Shape(target)));
     if (!fold_fits(checked_numel(*out_shape, "the expanded tensor"))) return false;
     ConstTensor out = make_const(in.type, *out_shape);
     std::vector<int64_t> idx = broadcast_index(in.shape, *out_shape);
@@ -221,17 +230,11 @@ bool Importer::try_fold() {
     if (!fold_fits(checked_numel(out_shape, "the tiled tensor"))) return false;
     ConstTensor out = make_const(in.type, out_shape);
     Strides in_st = strides_of(in.shape);
-    int rank = static_cast<int>(out_shape.size());
-    std::vector<int64_t> pos(rank, 0);
-    for (int64_t e = 0; e < out.size(); ++e) {
+    for_each_position(out_shape, [&](int64_t e, const std::vector<int64_t>& pos) {
       int64_t k = 0;
-      for (int d = 0; d < rank; ++d) k += (pos[d] % in.shape[d]) * in_st[d];
+      for (size_t d = 0; d < pos.size(); ++d) k += (pos[d] % in.shape[d]) * in_st[d];
       copy_elem(in, k, out, e);
-      for (int d = rank - 1; d >= 0; --d) {
-        if (++pos[d] < out_shape[d]) break;
-        pos[d] = 0;
-      }
-    }
+    });
     set_const(0, std::move(out));
     return true;
   }
@@ -315,7 +318,8 @@ bool Importer::try_fold() {
     if (axes.empty())
       for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
     if (steps.empty()) steps.assign(starts.size(), 1);
-    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    if (ends.size() != starts.size() || axes.size() != starts.size() ||
+        steps.size() != starts.size())
       throw Error("starts, ends, axes and steps differ in length");
     std::vector<int64_t> first(rank, 0), step(rank, 1);
     Shape out_shape = data.shape;
@@ -345,16 +349,11 @@ bool Importer::try_fold() {
     }
     ConstTensor out = make_const(data.type, out_shape);
     Strides in_st = strides_of(data.shape);
-    std::vector<int64_t> pos(rank, 0);
-    for (int64_t e = 0; e < out.size(); ++e) {
+    for_each_position(out_shape, [&](int64_t e, const std::vector<int64_t>& pos) {
       int64_t k = 0;
       for (int d = 0; d < rank; ++d) k += (first[d] + pos[d] * step[d]) * in_st[d];
       copy_elem(data, k, out, e);
-      for (int d = rank - 1; d >= 0; --d) {
-        if (++pos[d] < out_shape[d]) break;
-        pos[d] = 0;
-      }
-    }
+    });
     set_const(0, std::move(out));
     return true;
   }
@@ -367,12 +366,18 @@ bool Importer::try_fold() {
     double d = delta.as_double(0);
     if (d == 0) throw Error("delta must not be 0");
     double count = std::ceil((limit.as_double(0) - start.as_double(0)) / d);
-    if (!(count <= static_cast<double>(kFoldStructural)) || !fold_fits(static_cast<int64_t>(std::max(count, 0.0)))) return false;
+    if (!(count <= static_cast<double>(kFoldStructural)) ||
+        !fold_fits(static_cast<int64_t>(std::max(count, 0.0))))
+      return false;
     int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
     ConstTensor out = make_const(start.type, {n});
     for (int64_t k = 0; k < n; ++k) {
-      if (out.floating()) out.f[k] = round_to(out.type, start.f[0] + static_cast<double>(k) * delta.f[0]);
-      else out.i[k] = wrap_to(out.type, static_cast<int64_t>(static_cast<uint64_t>(start.i[0]) + static_cast<uint64_t>(k) * static_cast<uint64_t>(delta.i[0])));
+      if (out.floating())
+        out.f[k] = round_to(out.type, start.f[0] + static_cast<double>(k) * delta.f[0]);
+      else
+        out.i[k] = wrap_to(out.type, static_cast<int64_t>(static_cast<uint64_t>(start.i[0]) +
+                                                          static_cast<uint64_t>(k) *
+                                                              static_cast<uint64_t>(delta.i[0])));
     }
     set_const(0, std::move(out));
     return true;
@@ -387,15 +392,45 @@ bool Importer::try_fold() {
     std::function<int64_t(int64_t, int64_t)> i;
   };
   int64_t fmod_attr = op == "Mod" ? cur_->attr_int("fmod", 0) : 0;
-  auto wrap_add = [](int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); };
-  auto wrap_sub = [](int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); };
-  auto wrap_mul = [](int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); };
-  auto fmax_nan = [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); };
-  auto fmin_nan = [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); };
-  static const std::unordered_set<std::string> foldable = {
-      "Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Sum", "Equal", "Less", "LessOrEqual",
-      "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Where", "Neg", "Abs", "Not", "Floor",
-      "Ceil", "Sqrt", "Sign"};
+  auto wrap_add = [](int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  };
+  auto wrap_sub = [](int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+  };
+  auto wrap_mul = [](int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  };
+  auto fmax_nan = [](double a, double b) {
+    return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+  };
+  auto fmin_nan = [](double a, double b) {
+    return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+  };
+  static const std::unordered_set<std::string> foldable = {"Add",
+                                                           "Sub",
+                                                           "Mul",
+                                                           "Div",
+                                                           "Mod",
+                                                           "Max",
+                                                           "Min",
+                                                           "Sum",
+                                                           "Equal",
+                                                           "Less",
+                                                           "LessOrEqual",
+                                                           "Greater",
+                                                           "GreaterOrEqual",
+                                                           "And",
+                                                           "Or",
+                                                           "Xor",
+                                                           "Where",
+                                                           "Neg",
+                                                           "Abs",
+                                                           "Not",
+                                                           "Floor",
+                                                           "Ceil",
+                                                           "Sqrt",
+                                                           "Sign"};
   if (!foldable.count(op)) return false;
   std::unordered_map<std::string, Rule> rules = {
       {"Add", {Arith, 2, [](double a, double b) { return a + b; }, wrap_add}},
@@ -403,31 +438,48 @@ bool Importer::try_fold() {
       {"Sub", {Arith, 2, [](double a, double b) { return a - b; }, wrap_sub}},
       {"Mul", {Arith, 2, [](double a, double b) { return a * b; }, wrap_mul}},
       {"Div", {Arith, 2, [](double a, double b) { return a / b; }, trunc_div}},
-      {"Mod", {Arith, 2, [](double a, double b) { return std::fmod(a, b); },
-               [fmod_attr](int64_t a, int64_t b) {
-                 int64_t r = c_mod(a, b);
-                 if (fmod_attr == 0 && r != 0 && ((r < 0) != (b < 0))) r += b;
-                 return r;
-               }}},
+      {"Mod",
+       {Arith, 2, [](double a, double b) { return std::fmod(a, b); },
+        [fmod_attr](int64_t a, int64_t b) {
+          int64_t r = c_mod(a, b);
+          if (fmod_attr == 0 && r != 0 && ((r < 0) != (b < 0))) r += b;
+          return r;
+        }}},
       {"Max", {Arith, -1, fmax_nan, [](int64_t a, int64_t b) { return std::max(a, b); }}},
       {"Min", {Arith, -1, fmin_nan, [](int64_t a, int64_t b) { return std::min(a, b); }}},
-      {"Equal", {Compare, 2, [](double a, double b) { return double(a == b); }, [](int64_t a, int64_t b) { return int64_t(a == b); }}},
-      {"Less", {Compare, 2, [](double a, double b) { return double(a < b); }, [](int64_t a, int64_t b) { return int64_t(a < b); }}},
-      {"LessOrEqual", {Compare, 2, [](double a, double b) { return double(a <= b); }, [](int64_t a, int64_t b) { return int64_t(a <= b); }}},
-      {"Greater", {Compare, 2, [](double a, double b) { return double(a > b); }, [](int64_t a, int64_t b) { return int64_t(a > b); }}},
-      {"GreaterOrEqual", {Compare, 2, [](double a, double b) { return double(a >= b); }, [](int64_t a, int64_t b) { return int64_t(a >= b); }}},
+      {"Equal",
+       {Compare, 2, [](double a, double b) { return double(a == b); },
+        [](int64_t a, int64_t b) { return int64_t(a == b); }}},
+      {"Less",
+       {Compare, 2, [](double a, double b) { return double(a < b); },
+        [](int64_t a, int64_t b) { return int64_t(a < b); }}},
+      {"LessOrEqual",
+       {Compare, 2, [](double a, double b) { return double(a <= b); },
+        [](int64_t a, int64_t b) { return int64_t(a <= b); }}},
+      {"Greater",
+       {Compare, 2, [](double a, double b) { return double(a > b); },
+        [](int64_t a, int64_t b) { return int64_t(a > b); }}},
+      {"GreaterOrEqual",
+       {Compare, 2, [](double a, double b) { return double(a >= b); },
+        [](int64_t a, int64_t b) { return int64_t(a >= b); }}},
       {"And", {Logic, 2, nullptr, [](int64_t a, int64_t b) { return int64_t(a && b); }}},
       {"Or", {Logic, 2, nullptr, [](int64_t a, int64_t b) { return int64_t(a || b); }}},
-      {"Xor", {Logic, 2, nullptr, [](int64_t a, int64_t b) { return int64_t((a != 0) != (b != 0)); }}},
+      {"Xor",
+       {Logic, 2, nullptr, [](int64_t a, int64_t b) { return int64_t((a != 0) != (b != 0)); }}},
       {"Where", {Select, 3, nullptr, nullptr}},
-      {"Neg", {Arith, 1, [](double a, double) { return -a; }, [=](int64_t a, int64_t) { return wrap_sub(0, a); }}},
-      {"Abs", {Arith, 1, [](double a, double) { return std::fabs(a); }, [=](int64_t a, int64_t) { return a < 0 ? wrap_sub(0, a) : a; }}},
+      {"Neg",
+       {Arith, 1, [](double a, double) { return -a; },
+        [=](int64_t a, int64_t) { return wrap_sub(0, a); }}},
+      {"Abs",
+       {Arith, 1, [](double a, double) { return std::fabs(a); },
+        [=](int64_t a, int64_t) { return a < 0 ? wrap_sub(0, a) : a; }}},
       {"Not", {Logic, 1, nullptr, [](int64_t a, int64_t) { return int64_t(!a); }}},
       {"Floor", {Arith, 1, [](double a, double) { return std::floor(a); }, nullptr}},
       {"Ceil", {Arith, 1, [](double a, double) { return std::ceil(a); }, nullptr}},
       {"Sqrt", {Arith, 1, [](double a, double) { return std::sqrt(a); }, nullptr}},
-      {"Sign", {Arith, 1, [](double a, double) { return double((a > 0) - (a < 0)); },
-                [](int64_t a, int64_t) { return int64_t((a > 0) - (a < 0)); }}},
+      {"Sign",
+       {Arith, 1, [](double a, double) { return double((a > 0) - (a < 0)); },
+        [](int64_t a, int64_t) { return int64_t((a > 0) - (a < 0)); }}},
   };
   const Rule& rule = rules.at(op);
   std::vector<const ConstTensor*> in;
@@ -471,8 +523,10 @@ bool Importer::try_fold() {
         acc = rule.f(acc, in[k]->f[idx[k][e]]);
         if (rule.kind == Arith) acc = round_to(type, acc);
       }
-      if (rule.kind == Compare) out.i[e] = acc != 0;
-      else out.f[e] = round_to(type, acc);
+      if (rule.kind == Compare)
+        out.i[e] = acc != 0;
+      else
+        out.f[e] = round_to(type, acc);
     } else {
       int64_t acc = in[0]->i[idx[0][e]];
       if (rule.arity == 1) acc = rule.i(acc, 0);

@@ -12,79 +12,52 @@
 
 namespace hf {
 
-// term(x): what one element contributes; step(acc, x) accumulates it.
-template <class Op>
-struct RStep {
+enum class RKind : unsigned char { Sum, SumSqr, Prod, Min, Max };
+
+// identity: the result of an empty reduction; term(x): what one element contributes;
+// combine: two partial results into one; step(acc, x) = combine(acc, term(x)).
+template <RKind K>
+struct RCombine {
+  template <class A>
+  HF_HD static A identity() {
+    if constexpr (K == RKind::Prod)
+      return A(1);
+    else if constexpr (K == RKind::Min && detail::kIsFloat<A>)
+      return f32_from_bits(0x7f800000u);  // +inf
+    else if constexpr (K == RKind::Min)
+      return (A)0x7fffffffffffffffll;
+    else if constexpr (K == RKind::Max && detail::kIsFloat<A>)
+      return f32_from_bits(0xff800000u);  // -inf
+    else if constexpr (K == RKind::Max)
+      return (A)(-0x7fffffffffffffffll - 1);
+    else
+      return A(0);
+  }
   template <class A>
   HF_HD static A term(A x) {
-    return x;
+    return K == RKind::SumSqr ? detail::mul(x, x) : x;
+  }
+  template <class A>
+  HF_HD static A combine(A a, A b) {
+    if constexpr (K == RKind::Prod)
+      return detail::mul(a, b);
+    else if constexpr (K == RKind::Min)
+      return detail::min_nan(a, b);
+    else if constexpr (K == RKind::Max)
+      return detail::max_nan(a, b);
+    else
+      return detail::add(a, b);
   }
   template <class A>
   HF_HD static A step(A acc, A x) {
-    return Op::combine(acc, Op::term(x));
+    return combine(acc, term(x));
   }
 };
-
-struct RSum : RStep<RSum> {
-  template <class A>
-  HF_HD static A identity() {
-    return A(0);
-  }
-  template <class A>
-  HF_HD static A combine(A a, A b) {
-    return detail::add(a, b);
-  }
-};
-struct RSumSqr : RStep<RSumSqr> {
-  template <class A>
-  HF_HD static A identity() {
-    return A(0);
-  }
-  template <class A>
-  HF_HD static A term(A x) {
-    return detail::mul(x, x);
-  }
-  template <class A>
-  HF_HD static A combine(A a, A b) {
-    return detail::add(a, b);
-  }
-};
-struct RProd : RStep<RProd> {
-  template <class A>
-  HF_HD static A identity() {
-    return A(1);
-  }
-  template <class A>
-  HF_HD static A combine(A a, A b) {
-    return detail::mul(a, b);
-  }
-};
-struct RMin : RStep<RMin> {
-  template <class A>
-  HF_HD static A identity() {
-    if constexpr (detail::kIsFloat<A>)
-      return f32_from_bits(0x7f800000u);  // +inf
-    else
-      return (A)0x7fffffffffffffffll;
-  }
-  template <class A>
-  HF_HD static A combine(A a, A b) {
-    return detail::min_nan(a, b);
-  }
-};
-struct RMax : RStep<RMax> {
-  template <class A>
-  HF_HD static A identity() {
-    if constexpr (detail::kIsFloat<A>)
-      return f32_from_bits(0xff800000u);  // -inf
-    else
-      return (A)(-0x7fffffffffffffffll - 1);
-  }
-  template <class A>
-  HF_HD static A combine(A a, A b) {
-    return detail::max_nan(a, b);
-  }
-};
+using RSum = RCombine<RKind::Sum>;
+using RSumSqr = RCombine<RKind::SumSqr>;
+using RProd = RCombine<RKind::Prod>;
+using RMin = RCombine<RKind::Min>;
+using RMax = RCombine<RKind::Max>;
 
 // MEAN sums, then divides by the count (an empty float row gives 0/0 = NaN, an empty
 // integer row 0).

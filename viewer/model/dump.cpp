@@ -15,41 +15,37 @@ namespace {
 
 constexpr uintmax_t kMaxFile = uintmax_t{2} << 30;  // 2 GiB: beyond, refuse rather than thrash
 
-void load_report(Dump& d, const fs::path& p) {
+// The file's text, or nullopt and an entry in d.errors naming the file.
+std::optional<std::string> read_or_note(Dump& d, const fs::path& p) {
   std::string err;
   auto text = read_text_file(p, &err);
-  if (!text) {
-    d.errors.push_back(p.filename().string() + ": " + err);
-    return;
-  }
+  if (!text) d.errors.push_back(p.filename().string() + ": " + err);
+  return text;
+}
+
+// Parses the file into `out`; a failure is an entry in d.errors, not an exception.
+template <class T, class Parse>
+void load_parsed(Dump& d, const fs::path& p, std::optional<T>& out, Parse parse) {
+  auto text = read_or_note(d, p);
+  if (!text) return;
   try {
-    d.report = parse_report_text(*text);
+    out = parse(*text);
   } catch (const std::exception& e) {
     d.errors.push_back(p.filename().string() + ": " + e.what());
   }
+}
+
+void load_report(Dump& d, const fs::path& p) {
+  load_parsed(d, p, d.report, parse_report_text);
 }
 
 void load_trace(Dump& d, const fs::path& p) {
-  std::string err;
-  auto text = read_text_file(p, &err);
-  if (!text) {
-    d.errors.push_back(p.filename().string() + ": " + err);
-    return;
-  }
-  try {
-    d.trace = parse_trace_text(*text);
-  } catch (const std::exception& e) {
-    d.errors.push_back(p.filename().string() + ": " + e.what());
-  }
+  load_parsed(d, p, d.trace, parse_trace_text);
 }
 
 void load_dot(Dump& d, const fs::path& p, std::string& out) {
-  std::string err;
-  auto text = read_text_file(p, &err);
-  if (!text) {
-    d.errors.push_back(p.filename().string() + ": " + err);
-    return;
-  }
+  auto text = read_or_note(d, p);
+  if (!text) return;
   if (text->find_first_not_of(" \t\r\n") == std::string::npos) {
     d.errors.push_back(p.filename().string() + ": the file is empty");
     return;
@@ -116,16 +112,15 @@ Dump load_dump(const fs::path& path) {
     if (ext == ".dot" || ext == ".gv") {
       load_dot(d, path, name.rfind("after", 0) == 0 ? d.after_dot : d.before_dot);
     } else if (ext == ".json") {
-      const bool trace = name.find("trace") != std::string::npos ||
-                         (name.find("report") == std::string::npos &&
-                          is_json_of(path, "traceEvents"));
+      const bool trace =
+          name.find("trace") != std::string::npos ||
+          (name.find("report") == std::string::npos && is_json_of(path, "traceEvents"));
       if (trace)
         load_trace(d, path);
       else
         load_report(d, path);
     } else {
-      d.errors.push_back(shown +
-                         ": not a dump folder, report.json, trace.json or .dot file");
+      d.errors.push_back(shown + ": not a dump folder, report.json, trace.json or .dot file");
     }
     return d;
   }
