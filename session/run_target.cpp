@@ -10,7 +10,7 @@
 #include "session/session.h"
 #if HF_HAVE_CUDA_BACKEND
 #include "profiler/cupti_profile.h"
-#include "runtime/cuda/device_peak.h"
+#include "profiler/device_peak.h"
 #endif
 
 namespace hf {

@@ -29,13 +29,6 @@ LAYERS = [
 LEVEL = {folder: i for i, layer in enumerate(LAYERS) for folder in layer}
 ROOTS = {folder.split("/")[0] for folder in LEVEL}
 
-# Headers left at their old path until files owned elsewhere include the new one: each may
-# include only its new path.
-FORWARDS = {
-    "runtime/ops/op_table.h": "runtime/ir/op_table.h",
-    "runtime/cuda/device_peak.h": "profiler/device_peak.h",
-}
-
 INCLUDE = re.compile(r'\s*#\s*include\s*"([^"]+)"')
 
 
@@ -65,7 +58,7 @@ def problems(root):
                         if not m or folder_of(m[1]) is None:
                             continue
                         inc, dst = m[1], folder_of(m[1])
-                        if FORWARDS.get(path) == inc or dst == src:
+                        if dst == src:
                             continue
                         if dst not in LEVEL:
                             yield f"{path}:{n}: includes {inc}, outside every layer folder"
