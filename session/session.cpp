@@ -66,7 +66,7 @@ struct Session::Running {
   int steps() const { return static_cast<int>(exec->plan().steps().size()); }
 };
 
-Session::Session(const Graph& g, cpu::CpuBackend& backend, fusion::CpuKernelCache& cache,
+Session::Session(const Graph& g, cpu::CpuBackend& backend, fusion::KernelCache& cache,
                  const MachinePeak& machine, SessionOptions options)
     : Session(g, cpu_session_target(backend, cache), machine, std::move(options)) {}
 
@@ -77,9 +77,8 @@ Session::Session(const Graph& g, SessionTarget target, const MachinePeak& machin
       machine_(machine),
       options_(std::move(options)),
       start_(Clock::now()) {
-  if (!target_.backend || !target_.make_fusing || !target_.kernels.ensure ||
-      !target_.kernels.cached || !target_.kernels.keep_source)
-    throw Error("Session: the SessionTarget lacks a backend or a kernel cache callback");
+  if (!target_.backend || !target_.make_fusing || !target_.kernels)
+    throw Error("Session: the SessionTarget lacks a backend or a kernel cache");
   FusedRunHook hook;
   if (options_.after_fused_run)
     hook = [this](uint64_t hash, std::span<const TensorView> out) {
@@ -101,7 +100,7 @@ Session::Session(const Graph& g, SessionTarget target, const MachinePeak& machin
     RegionRecord rec;
     rec.id = static_cast<int>(r);
     rec.nodes = detection_.regions[r].nodes;
-    rec.kernel = fusion::CpuKernelCache::kernel_name(kernels_.back().spec);
+    rec.kernel = fusion::KernelCache::kernel_name(kernels_.back().spec);
     if (const fusion::Decision* d = detection_.decision_of(rec.nodes.front()))
       rec.detection = d->reason;
     rec.reason = "not profiled yet";
@@ -110,7 +109,7 @@ Session::Session(const Graph& g, SessionTarget target, const MachinePeak& machin
   current_ = build({});  // plans it unfused
   kernels_before_ = current_->steps();
   peak_bytes_before_ = current_->exec->plan().buffer_bytes();
-  worker_ = std::make_unique<CompileWorker>(target_.kernels.ensure, options_.before_compile);
+  worker_ = std::make_unique<CompileWorker>(*target_.kernels, options_.before_compile);
   phase_ =
       options_.warmup_iters > 0 || options_.warmup_min_s > 0 ? Phase::Warmup : Phase::Profiling;
 }
@@ -331,7 +330,7 @@ void Session::end_profiling() {
     for (ValueId v : k.live_ins) c.io_bytes += bytes(v);
     for (ValueId v : k.outputs) c.io_bytes += bytes(v);
     c.flops = k.flops;
-    c.cached = target_.kernels.cached(k.spec);
+    c.cached = target_.kernels->cached(k.spec);
     rec.selection = select_region(c, iteration_s, machine_, options_.select);
     rec.reason = rec.selection.reason;
     if (!rec.selection.selected) continue;
@@ -427,7 +426,7 @@ std::span<const TensorView> Session::validate_and_swap(std::span<const TensorVie
         rec.reverted_at = iter;
         rec.reason = "fused result differs from unfused: " + failure;
         try {  // keep the code that ran wrong, for the bug report
-          auto path = target_.kernels.keep_source(kernels_[r].spec, origin_of(r));
+          auto path = target_.kernels->keep_source(kernels_[r].spec, origin_of(r));
           rec.reason += "; its source is kept at " + path.string();
         } catch (const Error& e) {
           rec.reason += std::string("; its source could not be kept: ") + e.what();

@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "fusion/cpu_kernel_cache.h"
 #include "fusion/detect.h"
+#include "fusion/kernel_cache.h"
 #include "fusion/region_spec.h"
 #include "profiler/op_class.h"
 #include "runtime/cpu/cpu_backend.h"
@@ -126,8 +126,8 @@ class Session {
   // the graph is invalid or has an op the backend cannot run.
   Session(const Graph& g, SessionTarget target, const MachinePeak& machine,
           SessionOptions options = {});
-  // On the CPU backend with CpuKernelCache kernels (cpu_session_target).
-  Session(const Graph& g, cpu::CpuBackend& backend, fusion::CpuKernelCache& cache,
+  // On the CPU backend with host-compiled kernels (cpu_session_target).
+  Session(const Graph& g, cpu::CpuBackend& backend, fusion::KernelCache& cache,
           const MachinePeak& machine, SessionOptions options = {});
   ~Session();
   Session(const Session&) = delete;

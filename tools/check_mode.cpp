@@ -6,7 +6,7 @@
 #include <functional>
 #include <memory>
 
-#include "fusion/cpu_kernel_cache.h"
+#include "fusion/kernel_cache.h"
 #include "profiler/machine_probe.h"
 #include "runtime/exec/compare.h"
 #include "runtime/io/onnx_import.h"
@@ -36,7 +36,7 @@ struct Runner {
   // Whatever `run` refers to.
   std::unique_ptr<FusionResult> fused;
 #if HF_HAVE_CUDA_BACKEND
-  std::unique_ptr<CudaKernelCache> cuda_kernels;  // before `backend`: it uses the kernels
+  std::unique_ptr<fusion::KernelCache> cuda_kernels;  // before `backend`: it uses the kernels
 #endif
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Executor> executor;
@@ -100,12 +100,9 @@ Runner make_cuda_runner(const CheckOptions& o, const Graph& g, fusion::FusionLev
     r.plan = "off, " + std::to_string(before) + " kernels";
   } else {
     const cuda::DeviceStatus& dev = gpu.device();
-    r.cuda_kernels =
-        std::make_unique<CudaKernelCache>(dev.device, dev.arch, CudaKernelCache::default_disk());
-    CudaKernelCache* cache = r.cuda_kernels.get();
-    r.fused = std::make_unique<FusionResult>(fuse_graph(
-        g, level,
-        [cache](const auto& spec, const auto& origin) { return cache->ensure(spec, origin); }));
+    r.cuda_kernels = cuda_kernel_cache(dev.arch);
+    fusion::KernelCache* cache = r.cuda_kernels.get();
+    r.fused = std::make_unique<FusionResult>(fuse_graph(g, level, *cache));
     for (const std::string& f : r.fused->failures)
       std::fprintf(stderr, "hotfuse-run: %s\n", f.c_str());
     r.backend = std::make_unique<FusingCudaBackend>(gpu, *cache);
@@ -140,7 +137,7 @@ Runner make_cuda_runner(const CheckOptions& o, const Graph& g, fusion::FusionLev
 Runner make_runner(const CheckOptions& o, const Graph& g, cpu::CpuBackend& cpu,
                    const std::vector<HostTensor>& first_inputs) {
   Runner r;
-  fusion::CpuKernelCache& cache = fusion::CpuKernelCache::process();
+  fusion::KernelCache& cache = fusion::KernelCache::host();
   const int before = kernel_count(g);
   if (o.fusion == "adaptive") {
     // On CUDA the session's inputs and outputs are device memory: the data sets go through
@@ -150,11 +147,9 @@ Runner make_runner(const CheckOptions& o, const Graph& g, cpu::CpuBackend& cpu,
 #if HF_HAVE_CUDA_BACKEND
       auto& gpu = static_cast<cuda::CudaBackend&>(*o.cuda);
       const cuda::DeviceStatus& dev = gpu.device();
-      r.cuda_kernels =
-          std::make_unique<CudaKernelCache>(dev.device, dev.arch, CudaKernelCache::default_disk());
-      r.session =
-          std::make_unique<Session>(g, cuda_session_target(gpu, *r.cuda_kernels, cache.workdir()),
-                                    cuda::device_peak(gpu), o.session);
+      r.cuda_kernels = cuda_kernel_cache(dev.arch);
+      r.session = std::make_unique<Session>(g, cuda_session_target(gpu, *r.cuda_kernels),
+                                            cuda::device_peak(gpu), o.session);
       r.io = std::make_shared<DeviceIo>(gpu, g);
       Session* s = r.session.get();
       DeviceIo* io = r.io.get();

@@ -17,8 +17,8 @@
 
 #include "dump/dump_dir.h"
 #include "dump/write_dump.h"
-#include "fusion/cpu_kernel_cache.h"
 #include "fusion/detect.h"
+#include "fusion/kernel_cache.h"
 #include "fusion/workdir.h"
 #include "profiler/machine_probe.h"
 #include "profiler/step_times.h"
@@ -364,11 +364,9 @@ int run_cuda_adaptive(const Options& o, const Graph& g, cuda::CudaBackend& gpu,
                  "so kernels are generated for NVRTC\n";
   MachinePeak machine = cuda::device_peak(gpu);
   DeviceInputs in(gpu, inputs);
-  CudaKernelCache cache(dev.device, dev.arch, CudaKernelCache::default_disk());
+  std::unique_ptr<fusion::KernelCache> cache = cuda_kernel_cache(dev.arch);
   // Declared after `in` and `cache`: the session (inside run_adaptive) goes first.
-  return run_adaptive(o, g,
-                      cuda_session_target(gpu, cache, fusion::CpuKernelCache::process().workdir()),
-                      machine, in.views, dir, save);
+  return run_adaptive(o, g, cuda_session_target(gpu, *cache), machine, in.views, dir, save);
 }
 
 // --backend cuda (or auto on a GPU machine) with --fusion off|static|all: the unfused run
@@ -395,12 +393,10 @@ int run_cuda(const Options& o, const Graph& g, cuda::CudaBackend& gpu, fusion::F
   if (fusion::jit_backend_from_env() == "CPU")  // a bad value throws
     std::cerr << "hotfuse-run: MGB_JIT_BACKEND=CPU needs the CPU backend; this run is on CUDA, "
                  "so kernels are generated for NVRTC\n";
-  CudaKernelCache cache(dev.device, dev.arch, CudaKernelCache::default_disk());
-  FusionResult fused = fuse_graph(g, level, [&cache](const auto& spec, const auto& origin) {
-    return cache.ensure(spec, origin);
-  });
+  std::unique_ptr<fusion::KernelCache> cache = cuda_kernel_cache(dev.arch);
+  FusionResult fused = fuse_graph(g, level, *cache);
   for (const std::string& f : fused.failures) std::cerr << "hotfuse-run: " << f << "\n";
-  FusingCudaBackend fusing(gpu, cache);
+  FusingCudaBackend fusing(gpu, *cache);
   Measured after;
   try {
     after = measure(fused.graph, fusing, in.views, o);
@@ -475,8 +471,8 @@ int run(const Options& o) {
     std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count()
               << " nodes; cpu, " << pool.size() << " threads; adaptive fusion\n";
     MachinePeak machine = probe_machine(pool, fusion::DiskCache::default_dir());
-    return run_adaptive(o, g, cpu_session_target(cpu_backend, fusion::CpuKernelCache::process()),
-                        machine, views, dir, save_dir ? &*save_dir : nullptr);
+    return run_adaptive(o, g, cpu_session_target(cpu_backend, fusion::KernelCache::host()), machine,
+                        views, dir, save_dir ? &*save_dir : nullptr);
   }
 
   std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count()
@@ -493,7 +489,7 @@ int run(const Options& o) {
     dump_fusion(dir, g, o, before, nullptr, nullptr);
     return 0;
   }
-  fusion::CpuKernelCache& cache = fusion::CpuKernelCache::process();
+  fusion::KernelCache& cache = fusion::KernelCache::host();
   FusionResult fused = fuse_graph(g, *level, cache);
   for (const std::string& f : fused.failures) std::cerr << "hotfuse-run: " << f << "\n";
   FusingCpuBackend fusing(cpu_backend, cache);
