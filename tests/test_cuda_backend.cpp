@@ -12,6 +12,8 @@
 
 #include "fusion/codegen_cuda.h"
 #include "fusion/detect.h"
+#include "fusion/disk_cache.h"
+#include "fusion/embedded_headers.h"
 #include "fusion/nvrtc_compiler.h"
 #include "fusion/region_spec.h"
 #include "runtime/cpu/cpu_backend.h"
@@ -105,6 +107,17 @@ TEST(CudaToolchain, PtxKeyDependsOnSpecAndArch) {
   Graph g2 = example("gelu_chain");
   fusion::RegionKernel k2 = fusion::build_region_kernel(g2, fusion::detect_regions(g2).regions[0]);
   EXPECT_NE(a.disk_key(k.spec), a.disk_key(k2.spec));
+
+  // The key CudaKernelCache computed before KernelCache replaced it: PTX cached by an
+  // earlier build still hits.
+  std::string options;
+  for (const std::string& o : fusion::nvrtc_options()) options += o + " ";
+  const std::string name = fusion::KernelCache::kernel_name(k.spec);
+  EXPECT_EQ(a.disk_key(k.spec),
+            fusion::DiskCache::make_key({fusion::generate_cuda(k.spec, name, ""), "ptx",
+                                         "compute_" + std::to_string(fusion::clamp_arch(90)),
+                                         fusion::nvrtc_identity(), options,
+                                         fusion::embedded_headers_digest()}));
 }
 
 // What FusingCudaBackend loads: NVRTC PTX for the device arch with the entry point

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <fstream>
 
+#include "fusion/codegen_cpp.h"
 #include "fusion/host_toolchain.h"
 #include "fusion/region_spec.h"
 #include "runtime/exec/compare.h"
@@ -61,6 +62,27 @@ TEST(KernelCache, HostCacheEnsuresCachesAndKeepsSources) {
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find(name), std::string::npos);
   EXPECT_EQ(text, k.source(spec, "graph 'g', nodes: 1:a"));
+}
+
+// The key CpuKernelCache computed before KernelCache replaced it, for every example's
+// kernels: libraries cached by an earlier build still hit.
+TEST(KernelCache, HostDiskKeyIsTheOldCpuCachesKey) {
+  JitEnv env;
+  int kernels = 0;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(HF_SOURCE_DIR) + "/traces/graphs")) {
+    Graph g = read_graph_json(e.path().string());
+    for (const fusion::Region& r : fusion::detect_regions(g).regions) {
+      fusion::KernelSpec spec = fusion::build_region_kernel(g, r).spec;
+      const std::string name = fusion::KernelCache::kernel_name(spec);
+      EXPECT_EQ(env.cache->disk_key(spec),
+                fusion::DiskCache::make_key(
+                    {fusion::generate_cpp(spec, name, ""), "cpu", fusion::host_cache_identity()}))
+          << e.path();
+      ++kernels;
+    }
+  }
+  EXPECT_GE(kernels, 7);
 }
 
 TEST(CompileWorker, CompilesThroughAnyEnsureKernelAndSurvivesItsExceptions) {
