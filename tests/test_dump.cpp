@@ -27,6 +27,7 @@
 #include "session/session.h"
 #include "session/session_report.h"
 #include "tests/support/jit_env.h"
+#include "tests/support/temp_dir.h"
 
 namespace hf {
 namespace {
@@ -476,20 +477,6 @@ TEST(DumpKernels, SourcesAreNamedByKernelAndSayWhereTheyCameFrom) {
   }
   EXPECT_NE(sources[0].kernel, sources[1].kernel);
 }
-
-struct TempDir {
-  fs::path root = fs::temp_directory_path() /
-                  ("hf-dump-test-" + std::to_string(::getpid()) + "-" + std::to_string(next()++));
-  TempDir() { fs::create_directories(root); }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(root, ec);
-  }
-  static int& next() {
-    static int n = 0;
-    return n;
-  }
-};
 
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);

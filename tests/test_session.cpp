@@ -14,19 +14,11 @@
 #include "session/compile_worker.h"
 #include "session/session.h"
 #include "session/session_report.h"
+#include "tests/support/fixed_machine.h"
 #include "tests/support/jit_env.h"
 
 namespace hf {
 namespace {
-
-MachinePeak fixed_machine() {
-  MachinePeak m;
-  m.bandwidth_gbps = 20;
-  m.gflops = 100;  // balance 5 flops per byte
-  m.launch_us = 5;
-  m.threads = 2;
-  return m;
-}
 
 // ---- classification and selection: pure functions -------------------------------------
 
