@@ -1,7 +1,8 @@
 // x ^ c for a constant c (PowC), as every kernel computes it: the unfused CPU and CUDA
 // kernels and the generated ones. The common exponents become a few multiplications or a
 // sqrt, which vectorise and are exact or nearly so; the rest go through ModeFn<POW>. The
-// case is chosen once per tensor, so the element loop has no branch.
+// case is chosen once per tensor (pow_case): host kernels are compiled for it, so their
+// element loops have no branch; the CUDA kernel branches on it, uniformly.
 //
 // Valid C++ for the host compiler, nvcc and NVRTC, like scalar_math.h (see hd.h).
 #pragma once
