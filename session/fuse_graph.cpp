@@ -2,6 +2,7 @@
 
 #include "fusion/region_spec.h"
 #include "fusion/static_patterns.h"
+#include "session/session.h"
 
 namespace hf {
 
@@ -23,8 +24,7 @@ FusionResult fuse_graph(const Graph& g, fusion::FusionLevel level, fusion::Kerne
   for (const fusion::Region& region : r.detection.regions) {
     fusion::RegionKernel k = fusion::build_region_kernel(g, region);
     if (k.outputs.empty()) continue;  // dead code: nothing reads it, nothing to fuse
-    std::string origin = "graph '" + g.name + "', nodes:";
-    for (NodeId n : k.nodes) origin += " " + std::to_string(n) + ":" + g.node(n).name;
+    const std::string origin = kernel_origin(g, k.nodes);
     fusion::CompileOutcome c;
     try {
       c = cache.ensure(k.spec, origin);

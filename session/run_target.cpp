@@ -1,5 +1,6 @@
 #include "session/run_target.h"
 
+#include <chrono>
 #include <iostream>
 
 #include "fusion/disk_cache.h"
@@ -105,6 +106,20 @@ class CudaRunTarget final : public RunTarget {
 #endif
 
 }  // namespace
+
+void settle(Session& s, std::span<const TensorView> inputs, double timeout_s,
+            const std::string& then, const std::function<void()>& after_each) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!s.settled()) {
+    s.run(inputs);
+    if (after_each) after_each();
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::duration<double>(timeout_s)) {
+      std::cerr << "hotfuse-run: still " << phase_name(s.phase()) << " after " << timeout_s
+                << " s (--settle-timeout); " << then << "\n";
+      return;
+    }
+  }
+}
 
 std::unique_ptr<RunTarget> make_run_target(Backend* cuda, int threads, bool fusing) {
   // A bad MGB_JIT_BACKEND throws (exit 2); a valid one for the other backend is said once.

@@ -2,6 +2,7 @@
 // kernel cache of its target, the yardsticks ops are classified against. hotfuse-run and
 // --check both run every --fusion mode through one of these, on the CPU or on CUDA.
 #pragma once
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -25,6 +26,12 @@ class RunTarget {
   // (on CUDA, device time per op from CUPTI). `inputs` are in backend() memory.
   virtual void print_device_profile(Session& s, std::span<const TensorView> inputs, int iters) {}
 };
+
+// Runs `s` on `inputs` (in the target's memory) until it settles; past `timeout_s` one line
+// on stderr says where it stopped, ending with `then` ("measuring as it is"). `after_each`
+// runs after every iteration (the launcher prints the session's events there).
+void settle(Session& s, std::span<const TensorView> inputs, double timeout_s,
+            const std::string& then, const std::function<void()>& after_each = {});
 
 // `cuda`: the CUDA backend BackendChoice made (it must outlive the target), or null for
 // the CPU with `threads` threads (0: HOTFUSE_NUM_THREADS, else every hardware thread).

@@ -6,6 +6,7 @@
 
 #include "fusion/static_patterns.h"
 #include "profiler/step_times.h"
+#include "profiler/table_text.h"
 #include "runtime/exec/compare.h"
 #include "runtime/ir/error.h"
 #include "runtime/ir/op_table.h"
@@ -157,8 +158,7 @@ std::unique_ptr<Session::Running> Session::build(const Graph& base, const std::v
       const Node& n = r->graph->node(st.node);
       auto fused = r->region_of_fused_node.find(st.node);
       int region = fused != r->region_of_fused_node.end() ? fused->second : region_of(st.node);
-      std::string op(op_type_name(n.op));
-      if (n.op == OpType::Elemwise) op += std::string(" ") + mode_info(n.mode).name;
+      std::string op = row_op(n);
       if (n.op == OpType::Fused) op += " " + regions_.at(region).kernel;
       r->labels.push_back(static_cast<int>(labels_.size()));
       labels_.push_back({n.name, op, st.node, region, node_bytes(*r->graph, n),

@@ -1,9 +1,7 @@
 #include "tools/check_mode.h"
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <memory>
 
 #include "runtime/exec/compare.h"
@@ -26,22 +24,10 @@ struct Runner {
   std::unique_ptr<RunTarget> target;
   std::unique_ptr<DeviceInputs> in;  // the graph's input buffers, refilled per data set
   std::unique_ptr<Session> session;  // last: it goes first
-  std::vector<HostTensor> out;
-  std::vector<TensorView> out_views;
 
-  std::span<const TensorView> run(const std::vector<HostTensor>& host) {
-    Backend& b = target->backend();
-    for (size_t k = 0; k < host.size(); ++k)
-      b.upload(in->buffers[k], host[k].data(), host[k].bytes());
-    std::span<const TensorView> res = session->run(in->views);
-    out.clear();
-    out_views.clear();
-    for (const TensorView& v : res) {
-      out.emplace_back(v.dtype, v.shape);
-      b.download(out.back().data(), v.data, out.back().bytes());
-    }
-    for (const HostTensor& t : out) out_views.push_back(t.view());
-    return out_views;
+  std::vector<HostTensor> run(const std::vector<HostTensor>& host) {
+    in->upload(host);
+    return download(target->backend(), session->run(in->views));
   }
 };
 
@@ -58,16 +44,7 @@ Runner make_runner(const CheckOptions& o, const Graph& g,
   r.target = make_run_target(o.cuda, o.threads, so.policy != FusionPolicy::Off);
   r.in = std::make_unique<DeviceInputs>(r.target->backend(), first_inputs);
   r.session = std::make_unique<Session>(g, r.target->session_target(), r.target->machine(), so);
-  auto t0 = std::chrono::steady_clock::now();
-  while (!r.session->settled()) {
-    r.run(first_inputs);
-    if (std::chrono::steady_clock::now() - t0 > std::chrono::duration<double>(o.settle_timeout)) {
-      std::fprintf(stderr,
-                   "hotfuse-run: still %s after %g s (--settle-timeout); checking as it is\n",
-                   std::string(phase_name(r.session->phase())).c_str(), o.settle_timeout);
-      break;
-    }
-  }
+  settle(*r.session, r.in->views, o.settle_timeout, "checking as it is");
   for (const RegionRecord& rr : r.session->regions())
     if (rr.state == RegionState::Failed)
       std::fprintf(stderr, "hotfuse-run: %s\n", rr.reason.c_str());
@@ -165,11 +142,12 @@ int run_check(const CheckOptions& o) {
               describe_plan(runner).c_str());
   int passed = 0;
   for (size_t s = 0; s < sets.size(); ++s) {
-    std::span<const TensorView> out = runner.run(inputs[s]);
+    std::vector<HostTensor> out = runner.run(inputs[s]);
     std::vector<std::string> problems;
     double worst = 0;
     for (size_t k = 0; k < out.size(); ++k) {
-      std::string p = check_output(g.value(g.outputs()[k]).name, expected[s][k], out[k], o, worst);
+      std::string p =
+          check_output(g.value(g.outputs()[k]).name, expected[s][k], out[k].view(), o, worst);
       if (!p.empty()) problems.push_back(p);
     }
     const std::string set = sets[s].filename().string();

@@ -7,7 +7,6 @@
 // Exit codes: 0 success, 2 bad input (file, graph, option), 1 internal error (including
 // fused results that do not match unfused ones).
 #include <CLI/CLI.hpp>
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -47,7 +46,7 @@ struct Options {
   std::string report;
   uint64_t seed = 0;
   int threads = 0;
-  // adaptive only
+  // the session (profile_iters and reprofile_iters apply to every mode)
   int profile_iters = 10;
   int reprofile_iters = 5;
   double min_saving = 1.0;  // percent of the iteration
@@ -62,17 +61,6 @@ struct Options {
   std::string inputs;        // --inputs DIR: input_*.pb instead of random inputs
   std::string save_outputs;  // --save-outputs DIR: output_*.pb
 };
-
-// Host copies of a backend's output views (device memory on CUDA).
-std::vector<HostTensor> copies(Backend& backend, std::span<const TensorView> views) {
-  std::vector<HostTensor> out;
-  for (const TensorView& v : views) {
-    HostTensor t(v.dtype, v.shape);
-    backend.download(t.data(), v.data, t.bytes());
-    out.push_back(std::move(t));
-  }
-  return out;
-}
 
 // The worst share of its tolerance any output element used; throws on a mismatch.
 double check_outputs(const Graph& g, const std::vector<HostTensor>& unfused,
@@ -195,22 +183,13 @@ int run(const Options& o) {
     for (const SessionEvent& e : session.take_events())
       std::cout << "iter " << e.iteration << ": " << e.text << "\n";
   };
-  const auto t0 = std::chrono::steady_clock::now();
-  while (!session.settled()) {
-    session.run(in.views);
-    print_events();
-    if (std::chrono::steady_clock::now() - t0 > std::chrono::duration<double>(o.settle_timeout)) {
-      std::cerr << "hotfuse-run: still " << phase_name(session.phase()) << " after "
-                << o.settle_timeout << " s (--settle-timeout); measuring as it is\n";
-      break;
-    }
-  }
+  settle(session, in.views, o.settle_timeout, "measuring as it is", print_events);
   std::span<const TensorView> out;
   for (int i = 0; i < o.iters; ++i) {
     out = session.run(in.views);
     print_events();
   }
-  std::vector<HostTensor> outputs = copies(backend, out);
+  std::vector<HostTensor> outputs = download(backend, out);
   if (save_dir) save_outputs(*save_dir, g, outputs);
 
   std::cout << "\nunfused profile (" << o.profile_iters << " iterations):\n";
@@ -229,7 +208,7 @@ int run(const Options& o) {
   double worst = 0;
   if (so.policy != FusionPolicy::Off) {
     Executor reference(g, backend);
-    worst = check_outputs(g, copies(backend, reference.run(in.views)), outputs);
+    worst = check_outputs(g, download(backend, reference.run(in.views)), outputs);
   }
   print_summary(session, worst);
   nlohmann::json report = session_report(session, {o.graph, o.iters});
