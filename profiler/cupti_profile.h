@@ -18,12 +18,12 @@ struct CuptiProfile {
   std::vector<OpRow> rows;  // per step: median device seconds of its kernels and copies
   double plain_ms = 0;      // median iteration, no tracing, no per-step sync
   double traced_ms = 0;     // the same with CUPTI (or the events) recording
-  size_t records = 0, uncorrelated = 0, dropped = 0;  // CUPTI's
+  size_t records = 0, uncorrelated = 0, dropped = 0;  // CUPTI's, in the traced iterations
   double overhead() const { return plain_ms > 0 ? traced_ms / plain_ms - 1 : 0; }
 };
 
 // Runs `iters` iterations of `g` plain and then `iters` traced (after one warm-up each),
-// flushing CUPTI's buffers at every iteration boundary. `backend` runs on `cuda`'s stream
+// flushing CUPTI's buffers once, after the traced ones. `backend` runs on `cuda`'s stream
 // (the CUDA backend itself or a FusingCudaBackend over it). Never throws for CUPTI's sake;
 // hf::Error for CUDA failures.
 CuptiProfile profile_with_cupti(const Graph& g, Backend& backend, const CudaBackend& cuda,

@@ -35,13 +35,8 @@ namespace {
 // on its own thread, hence the mutex.
 struct Records {
   std::mutex mu;
-  struct Span {
-    uint32_t correlation;
-    uint64_t ns;
-  };
-  std::vector<Span> spans;                          // kernels and copies
-  std::unordered_map<uint32_t, uint64_t> external;  // correlation id -> node
-  size_t total = 0, uncorrelated = 0, dropped = 0;
+  ActivityJoin join;
+  size_t dropped = 0;
   CuptiTracer::Api* api = nullptr;  // of the live tracer; null when none
 };
 Records& shared_records() {
@@ -64,31 +59,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
   std::lock_guard lock(r.mu);
   if (r.api && valid > 0) {
     CUpti_Activity* rec = nullptr;
-    while (r.api->next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
-      switch (rec->kind) {
-        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-        case CUPTI_ACTIVITY_KIND_KERNEL: {
-          auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(rec);
-          r.spans.push_back({k->correlationId, k->end - k->start});
-          ++r.total;
-          break;
-        }
-        case CUPTI_ACTIVITY_KIND_MEMCPY: {
-          auto* m = reinterpret_cast<CUpti_ActivityMemcpy6*>(rec);
-          r.spans.push_back({m->correlationId, m->end - m->start});
-          ++r.total;
-          break;
-        }
-        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
-          auto* e = reinterpret_cast<CUpti_ActivityExternalCorrelation*>(rec);
-          if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
-            r.external[e->correlationId] = e->externalId;
-          break;
-        }
-        default:
-          break;
-      }
-    }
+    while (r.api->next_record(buffer, valid, &rec) == CUPTI_SUCCESS) r.join.add(*rec);
     size_t dropped = 0;
     if (r.api->dropped_records && r.api->dropped_records(ctx, stream, &dropped) == CUPTI_SUCCESS)
       r.dropped += dropped;
@@ -96,9 +67,18 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
   std::free(buffer);
 }
 
+// RUNTIME and DRIVER: CUPTI writes EXTERNAL_CORRELATION records only for the API calls it
+// records (cupti_records.h).
 constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                          CUPTI_ACTIVITY_KIND_MEMCPY,
+                                         CUPTI_ACTIVITY_KIND_MEMSET,
+                                         CUPTI_ACTIVITY_KIND_RUNTIME,
+                                         CUPTI_ACTIVITY_KIND_DRIVER,
                                          CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+
+// Every 13.x library writes the record layouts cupti_records.cpp reads; CUPTI numbers its
+// API major * 10000 + minor * 100 + patch since 13.0.
+constexpr uint32_t kMinVersion = 130000;
 
 }  // namespace
 
@@ -142,11 +122,10 @@ std::unique_ptr<CuptiTracer> CuptiTracer::create(std::string* why) {
   uint32_t version = 0;
   if (CUptiResult r = api->get_version(&version); r != CUPTI_SUCCESS)
     return fail("cuptiGetVersion: " + api->error(r));
-  // Records are laid out as in the headers we were built with: an older CUPTI may write
-  // older record versions.
-  if (version < CUPTI_API_VERSION)
-    return fail("libcupti API version " + std::to_string(version) + " is older than the " +
-                std::to_string(CUPTI_API_VERSION) + " this build expects");
+  if (version < kMinVersion)
+    return fail("libcupti API version " + std::to_string(version) +
+                " writes older activity records than this build reads (13.0, " +
+                std::to_string(kMinVersion) + ", or newer)");
   // The callbacks are the same functions for every tracer: registered once per process.
   static bool registered = false;
   if (!registered) {
@@ -163,9 +142,8 @@ std::unique_ptr<CuptiTracer> CuptiTracer::create(std::string* why) {
     }
   Records& r = shared_records();
   std::lock_guard lock(r.mu);
-  r.spans.clear();
-  r.external.clear();
-  r.total = r.uncorrelated = r.dropped = 0;
+  r.join = ActivityJoin();
+  r.dropped = 0;
   r.api = api.get();
   return std::unique_ptr<CuptiTracer>(new CuptiTracer(std::move(api)));
 }
@@ -180,7 +158,8 @@ CuptiTracer::~CuptiTracer() {
 }
 
 void CuptiTracer::push(uint64_t node) {
-  api_->push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, node);
+  api_->push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+             external_id(iteration_, static_cast<uint32_t>(node)));
 }
 
 void CuptiTracer::pop() {
@@ -188,31 +167,22 @@ void CuptiTracer::pop() {
   api_->pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
 }
 
-std::unordered_map<uint64_t, double> CuptiTracer::collect() {
+IterationNodeSeconds CuptiTracer::collect() {
   api_->flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   Records& r = shared_records();
   std::lock_guard lock(r.mu);
-  std::unordered_map<uint64_t, double> out;
-  for (const Records::Span& s : r.spans) {
-    auto it = r.external.find(s.correlation);
-    if (it == r.external.end()) {
-      ++r.uncorrelated;
-      continue;
-    }
-    out[it->second] += s.ns * 1e-9;
-  }
-  r.spans.clear();
-  r.external.clear();
+  IterationNodeSeconds out = r.join.take(iteration_);
+  iteration_ = 0;
   return out;
 }
 
 size_t CuptiTracer::records() const {
   std::lock_guard lock(shared_records().mu);
-  return shared_records().total;
+  return shared_records().join.device_records;
 }
 size_t CuptiTracer::uncorrelated() const {
   std::lock_guard lock(shared_records().mu);
-  return shared_records().uncorrelated;
+  return shared_records().join.uncorrelated;
 }
 size_t CuptiTracer::dropped() const {
   std::lock_guard lock(shared_records().mu);
@@ -249,13 +219,13 @@ std::unique_ptr<Kernel> CorrelatedBackend::make_kernel(const Graph& g, const Nod
   return std::make_unique<CorrelatedKernel>(inner().make_kernel(g, n), tracer_, id);
 }
 
-void feed_steps(const Plan& plan, const std::unordered_map<uint64_t, double>& node_seconds,
-                StepObserver& observer) {
+void feed_steps(const Plan& plan, const IterationNodeSeconds& iterations, StepObserver& observer) {
   const auto& steps = plan.steps();
-  for (size_t s = 0; s < steps.size(); ++s) {
-    auto it = node_seconds.find(static_cast<uint64_t>(steps[s].node));
-    observer.on_step(s, it == node_seconds.end() ? 0.0 : it->second);
-  }
+  for (const auto& node_seconds : iterations)
+    for (size_t s = 0; s < steps.size(); ++s) {
+      auto it = node_seconds.find(static_cast<uint64_t>(steps[s].node));
+      observer.on_step(s, it == node_seconds.end() ? 0.0 : it->second);
+    }
 }
 
 }  // namespace hf::cuda

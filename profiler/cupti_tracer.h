@@ -3,16 +3,19 @@
 // libcupti is dlopen'ed (never linked), so a machine without it, a CUPTI that refuses
 // (no permission to profile, no device), or a version older than the headers only makes
 // create() return null with the reason: callers fall back to synchronised step timing and
-// say so once. Records: CONCURRENT_KERNEL and MEMCPY, tied to nodes by external
-// correlation ids (CUSTOM0 = the node id, pushed around each step's launches by
-// CorrelatedBackend). Buffers are flushed when the caller collects, at iteration
-// boundaries. One tracer per process (CUPTI has one set of activity callbacks).
+// say so once. Kernels, copies and memsets are tied to the node and iteration that
+// launched them by external correlation ids (cupti_records.h), pushed around each step's
+// launches by CorrelatedBackend. Buffers are flushed only when the caller collects, once
+// per profiling window, so tracing costs an iteration only what CUPTI's recording costs.
+// One tracer per process (CUPTI has one set of activity callbacks).
 // Built into hf_profiler with the CUDA backend (it needs CUPTI's headers); docs/cuda.md.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
+
+#include "profiler/cupti_records.h"
 
 #include "runtime/exec/backend.h"
 #include "runtime/exec/executor.h"
@@ -28,13 +31,15 @@ class CuptiTracer {
   CuptiTracer(const CuptiTracer&) = delete;
   CuptiTracer& operator=(const CuptiTracer&) = delete;
 
-  void push(uint64_t node);  // around a node's launches
+  void push(uint64_t node);  // around a node's launches, tagged with the current iteration
   void pop();
-  // Flushes CUPTI's buffers and returns the device seconds of every node's kernels and
-  // copies since the last call (records without an external id are counted in
-  // `uncorrelated`). Call after the stream has been synchronised.
-  std::unordered_map<uint64_t, double> collect();
-  size_t records() const;       // kernel and memcpy records seen so far
+  void end_iteration() { ++iteration_; }  // later launches belong to the next iteration
+  // Flushes CUPTI's buffers and returns, for each iteration ended since the last call, the
+  // device seconds of every node's kernels, copies and memsets (records with no node, or
+  // of an iteration not yet ended, are counted in `uncorrelated`). Call after the stream
+  // has been synchronised.
+  IterationNodeSeconds collect();
+  size_t records() const;       // kernel, copy and memset records seen so far
   size_t uncorrelated() const;  // of those, records with no node
   size_t dropped() const;       // records CUPTI reported dropped (buffers full)
 
@@ -43,6 +48,7 @@ class CuptiTracer {
  private:
   explicit CuptiTracer(std::unique_ptr<Api> api);
   std::unique_ptr<Api> api_;
+  uint32_t iteration_ = 0;  // within the window collect() ends
 };
 
 // A backend whose kernels push their node id as CUPTI's external correlation id around
@@ -57,9 +63,8 @@ class CorrelatedBackend final : public WrappingBackend {
   CuptiTracer& tracer_;
 };
 
-// Feeds `observer` one time per step of `plan` from a collect() result (0 for a step
-// whose node left no record).
-void feed_steps(const Plan& plan, const std::unordered_map<uint64_t, double>& node_seconds,
-                StepObserver& observer);
+// Feeds `observer` one time per step of `plan` for each iteration of a collect() result
+// (0 for a step whose node left no record).
+void feed_steps(const Plan& plan, const IterationNodeSeconds& iterations, StepObserver& observer);
 
 }  // namespace hf::cuda

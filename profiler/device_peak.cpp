@@ -4,6 +4,7 @@
 #include <chrono>
 #include <vector>
 
+#include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/copy_probe.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_check.h"
@@ -52,7 +53,13 @@ MachinePeak device_peak(CudaBackend& b) {
   cuda_check(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev.device),
              "cudaDeviceGetAttribute(cudaDevAttrClockRate)");
   MachinePeak m;
-  m.bandwidth_gbps = d2d_copy_gbps(b);
+  // The probe's two buffers stay within a HOTFUSE_CUDA_MAX_BYTES cap (a quarter of it
+  // each), so that the cap is met, or refused with its own message, by the graph's plan
+  // and not by the yardstick; a small cap makes a launch-bound, lower figure.
+  size_t probe_bytes = size_t(256) << 20;
+  if (size_t cap = b.allocator().cap(); cap != 0)
+    probe_bytes = std::min(probe_bytes, std::max<size_t>(cap / 4, 256));
+  m.bandwidth_gbps = d2d_copy_gbps(b, probe_bytes);
   m.gflops = fp32_peak_gflops(dev.arch, dev.sm_count, khz);
   m.launch_us = launch_floor_us(b);
   m.threads = dev.sm_count;
