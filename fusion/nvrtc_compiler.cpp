@@ -14,7 +14,8 @@
 namespace hf::fusion {
 
 const std::vector<std::string>& nvrtc_options() {
-  static const std::vector<std::string> opts = {"-std=c++17", "-default-device"};
+  // --fmad=false: no contraction, as the host kernels and the nvcc-built ones (CMakeLists.txt).
+  static const std::vector<std::string> opts = {"-std=c++17", "-default-device", "--fmad=false"};
   return opts;
 }
 

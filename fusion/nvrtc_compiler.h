@@ -4,8 +4,9 @@
 //
 // The embedded headers (fusion/embedded_headers.h) are handed to NVRTC by name, so sources
 // #include "runtime/ops/scalar_math.h" as on the host. Options: -std=c++17,
-// --gpu-architecture=compute_XX (sm_XX for CUBIN), -default-device; no fast math (IEEE
-// division and sqrt, like the host kernels; FMA contraction stays on, NVRTC's default).
+// --gpu-architecture=compute_XX (sm_XX for CUBIN), -default-device, --fmad=false; no fast
+// math (IEEE division and sqrt) and no contraction, like the host kernels: an FMA only
+// where the source writes one.
 #pragma once
 #include <filesystem>
 #include <string>

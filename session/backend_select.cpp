@@ -3,6 +3,7 @@
 #include "runtime/ir/error.h"
 #if HF_HAVE_CUDA_BACKEND
 #include "runtime/cuda/cuda_backend.h"
+#include "session/fusing_cuda_backend.h"
 #endif
 
 namespace hf {
@@ -33,7 +34,8 @@ BackendChoice choose_backend(const std::string& requested) {
     auto b = std::make_unique<cuda::CudaBackend>();
     const cuda::DeviceStatus& s = b->device();
     c.line = "backend " + requested + ": using cuda (" + s.name + ", sm_" + std::to_string(s.arch) +
-             ", " + std::to_string(s.sm_count) + " SMs)";
+             ", " + std::to_string(s.sm_count) + " SMs; fused kernels as " +
+             cuda_kernel_format(s.arch) + ")";
     c.cuda = std::move(b);
   } catch (const Error& e) {
     return cpu_because(std::string("the CUDA backend failed to start: ") + e.what());

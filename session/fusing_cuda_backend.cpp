@@ -7,7 +7,7 @@
 #include "fusion/embedded_headers.h"
 #include "fusion/nvrtc_compiler.h"
 #include "fusion/region_spec.h"
-#include "runtime/cuda/ptx_kernel.h"
+#include "runtime/cuda/module_kernel.h"
 #include "runtime/ir/error.h"
 #include "session/fused_binding.h"
 
@@ -17,13 +17,14 @@ namespace {
 
 // What KernelCache::find() holds for a CUDA kernel.
 struct CudaKernel final : fusion::LoadedKernel {
-  CudaKernel(const std::string& ptx, const std::string& name) : ptx(ptx, name) {}
-  cuda::PtxKernel ptx;
+  CudaKernel(const std::string& module, const std::string& name) : module(module, name) {}
+  cuda::ModuleKernel module;
 };
 
 class CudaToolchain final : public fusion::KernelToolchain {
  public:
-  explicit CudaToolchain(int arch) : arch_(arch), ptx_arch_(fusion::clamp_arch(arch)) {}
+  explicit CudaToolchain(int arch)
+      : arch_(arch), code_arch_(fusion::clamp_arch(arch)), cubin_(code_arch_ == arch) {}
   std::string target() const override { return "cuda sm_" + std::to_string(arch_); }
   std::string extension() const override { return ".cu"; }
   std::string generate(const fusion::KernelSpec& spec, const std::string& name,
@@ -33,19 +34,30 @@ class CudaToolchain final : public fusion::KernelToolchain {
   std::vector<std::string> key_parts() const override {
     std::string options;
     for (const std::string& o : fusion::nvrtc_options()) options += o + " ";
-    return {"ptx", "compute_" + std::to_string(ptx_arch_), fusion::nvrtc_identity(), options,
+    if (cubin_)
+      return {"cubin", "sm_" + std::to_string(code_arch_), fusion::nvrtc_identity(), options,
+              fusion::embedded_headers_digest()};
+    return {"ptx", "compute_" + std::to_string(code_arch_), fusion::nvrtc_identity(), options,
             fusion::embedded_headers_digest()};
   }
   Built compile(const std::string& source, const std::string& name, const std::string& origin,
                 fusion::Workdir&) const override {
-    fusion::PtxResult r = fusion::compile_ptx(source, name, ptx_arch_);
-    if (!r.ok)
+    bool ok = false;
+    std::string code, log;
+    if (cubin_) {
+      fusion::CubinResult r = fusion::compile_cubin(source, name, code_arch_);
+      ok = r.ok, code = std::move(r.cubin), log = std::move(r.log);
+    } else {
+      fusion::PtxResult r = fusion::compile_ptx(source, name, code_arch_);
+      ok = r.ok, code = std::move(r.ptx), log = std::move(r.log);
+    }
+    if (!ok)
       return {false, "",
-              "kernel " + name + " (" + origin + ") failed to compile with NVRTC: " + r.log +
+              "kernel " + name + " (" + origin + ") failed to compile with NVRTC: " + log +
                   "; its region runs unfused"};
-    return {true, std::move(r.ptx), ""};
+    return {true, std::move(code), ""};
   }
-  // The worker thread loads PTX (cudaLibraryLoadData) while the session's thread launches:
+  // The worker thread loads modules (cudaLibraryLoadData) while the session's thread launches:
   // both on device 0, the only one the backend uses, so no cudaSetDevice is needed here.
   std::unique_ptr<fusion::LoadedKernel> load(const std::string& artifact, const std::string& name,
                                              fusion::Workdir&) const override {
@@ -53,12 +65,13 @@ class CudaToolchain final : public fusion::KernelToolchain {
   }
 
  private:
-  int arch_, ptx_arch_;
+  int arch_, code_arch_;
+  bool cubin_;  // NVRTC knows the device's arch: machine code, no JIT at load
 };
 
 class FusedCudaKernel final : public Kernel {
  public:
-  FusedCudaKernel(const Node& n, const fusion::RegionKernel& rk, const cuda::PtxKernel& k,
+  FusedCudaKernel(const Node& n, const fusion::RegionKernel& rk, const cuda::ModuleKernel& k,
                   const cuda::CudaBackend& b)
       : spec_(rk.spec), kernel_(k), stream_(b.stream()), sms_(b.device().sm_count) {
     FusedBinding binding = bind_fused(n, rk);
@@ -94,7 +107,7 @@ class FusedCudaKernel final : public Kernel {
 
  private:
   fusion::KernelSpec spec_;
-  const cuda::PtxKernel& kernel_;
+  const cuda::ModuleKernel& kernel_;
   void* stream_;
   int sms_;
   std::unique_ptr<fusion::KernelArgs> args_;
@@ -106,6 +119,13 @@ class FusedCudaKernel final : public Kernel {
 };
 
 }  // namespace
+
+std::string cuda_kernel_format(int arch) {
+  const int code = fusion::clamp_arch(arch);
+  if (code == arch) return "CUBIN sm_" + std::to_string(code) + " from NVRTC";
+  return "PTX compute_" + std::to_string(code) + " from NVRTC, compiled for sm_" +
+         std::to_string(arch) + " by the driver at load";
+}
 
 std::unique_ptr<fusion::KernelToolchain> cuda_toolchain(int arch) {
   return std::make_unique<CudaToolchain>(arch);
@@ -124,7 +144,7 @@ std::unique_ptr<Kernel> FusingCudaBackend::make_kernel(const Graph& g, const Nod
   auto* k = dynamic_cast<const CudaKernel*>(kernels_.find(f->kernel.spec.hash()));
   if (!k)
     throw Error(describe(n) + ": CUDA kernel " + f->kernel.spec.hash_hex() + " is not loaded");
-  return std::make_unique<FusedCudaKernel>(n, f->kernel, k->ptx, base_);
+  return std::make_unique<FusedCudaKernel>(n, f->kernel, k->module, base_);
 }
 
 SessionTarget cuda_session_target(cuda::CudaBackend& gpu, fusion::KernelCache& kernels) {

@@ -13,11 +13,14 @@
 
 namespace hf {
 
-// Generated CUDA (codegen_cuda), compiled by NVRTC to PTX for clamp_arch(arch) (arch: the
-// device's, 90 for sm_90), loaded with cudaLibraryLoadData (runtime/cuda/ptx_kernel.h).
-// The disk key covers the generated source, the PTX arch, NVRTC's identity and options
-// and the embedded headers' digest.
+// Generated CUDA (codegen_cuda), compiled by NVRTC to a CUBIN for the device's arch (90 for
+// sm_90) when NVRTC knows it, else to PTX for clamp_arch(arch), which the driver compiles
+// at load: machine code needs no driver as new as NVRTC, PTX does. Loaded with
+// cudaLibraryLoadData (runtime/cuda/module_kernel.h). The disk key covers the generated
+// source, the format and arch, NVRTC's identity and options and the embedded headers' digest.
 std::unique_ptr<fusion::KernelToolchain> cuda_toolchain(int arch);
+// Which of the two cuda_toolchain(arch) makes, for the one line hotfuse-run prints.
+std::string cuda_kernel_format(int arch);
 
 // The kernel cache of a device of `arch`: the host cache's work directory (kept sources
 // go where the CPU kernels' go) and KernelCache::default_disk().

@@ -267,12 +267,12 @@ TEST(Session, SlowCompilerNeverStallsIterations) {
   int hot = region_with(s, "hot");
   ASSERT_EQ(s.regions()[hot].state, RegionState::Swapped) << s.regions()[hot].reason;
   int compiling = 0;
-  const double unfused = s.median_ms(Phase::Profiling);
   for (const IterationRecord& it : s.iterations()) {
     if (it.phase != Phase::Compiling) continue;
     ++compiling;
-    // Noise on a shared 2-core machine, not a compile: waiting for it would fail this.
-    EXPECT_LT(it.ms, 3 * unfused + 20) << "iteration " << it.index;
+    // An iteration that waited for the compile would last until the compiler's 60 s limit
+    // (the compile waits for 5 iterations); a loaded machine's slow iteration is far less.
+    EXPECT_LT(it.ms, 30'000) << "iteration " << it.index << " waited for the compile";
   }
   EXPECT_GE(compiling, 4) << "iterations kept running unfused while the kernel compiled";
   EXPECT_GT(s.regions()[hot].swapped_at,

@@ -1,5 +1,5 @@
 // The device's copy bandwidth, the yardstick for memory-bound kernels: a fused kernel's
-// achieved GB/s is reported as a fraction of it (bench/run_gpu.sh).
+// achieved GB/s is reported as a fraction of it (hotfuse-run's machine line).
 #pragma once
 #include <cstddef>
 

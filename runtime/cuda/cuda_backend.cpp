@@ -164,7 +164,12 @@ CudaBackend::CudaBackend() {
     cudaStreamDestroy(st);
     throw Error(std::string("cuBLAS: cublasCreate: ") + cublasGetStatusString(cs));
   }
-  cublasSetStream(h, st);
+  cs = cublasSetStream(h, st);
+  if (cs != CUBLAS_STATUS_SUCCESS) {
+    cublasDestroy(h);
+    cudaStreamDestroy(st);
+    throw Error(std::string("cuBLAS: cublasSetStream: ") + cublasGetStatusString(cs));
+  }
   cublas_ = h;
 }
 
@@ -229,7 +234,11 @@ std::unique_ptr<Kernel> CudaBackend::make_kernel(const Graph& g, const Node& n) 
       for (int k = 0; k < p.nin; ++k) {
         const Shape& s = g.value(n.inputs[k]).shape;
         set_strides(p.in_strides[k], s, out.shape);
-        p.dense = p.dense && s == out.shape;
+        // A one-element operand (a scalar constant, mostly) keeps the flat, vectorised
+        // path: it is read once per thread instead of through per-element offsets.
+        const bool one = numel(s) == 1;
+        if (one) p.scalar |= 1u << k;
+        p.dense = p.dense && (s == out.shape || one);
       }
       if (!elemwise_supported(n.mode, in0.dtype))
         throw unsupported(std::string(mode_info(n.mode).name) + " of " +

@@ -54,6 +54,11 @@ __device__ __forceinline__ auto apply_mode(const T* a) {
     return ModeFn<M>::apply(a[0], a[1], a[2], a[3]);
 }
 
+// Whether input k of a dense launch is one element read for every output.
+__device__ __forceinline__ bool is_scalar(const EwParams& p, int k) {
+  return (p.scalar >> k) & 1u;
+}
+
 // Element offsets of output index i in every input (strided/broadcast path).
 __device__ __forceinline__ void offsets(const EwParams& p, i64 i, i64* off) {
   for (int k = 0; k < kMaxEwInputs; ++k) off[k] = 0;
@@ -73,7 +78,7 @@ __global__ void ew_generic(EwParams p) {
   for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
     T a[n];
     if (p.dense) {
-      for (int k = 0; k < n; ++k) a[k] = load_as<T>(p.in[k], i, p.in_dtype);
+      for (int k = 0; k < n; ++k) a[k] = load_as<T>(p.in[k], is_scalar(p, k) ? 0 : i, p.in_dtype);
     } else {
       i64 off[kMaxEwInputs];
       offsets(p, i, off);
@@ -90,7 +95,7 @@ __device__ __forceinline__ void dense_tail(const EwParams& p, i64 first) {
   const i64 stride = (i64)gridDim.x * blockDim.x;
   for (i64 i = first + (i64)blockIdx.x * blockDim.x + threadIdx.x; i < p.numel; i += stride) {
     float a[n];
-    for (int k = 0; k < n; ++k) a[k] = load_as<float>(p.in[k], i, p.in_dtype);
+    for (int k = 0; k < n; ++k) a[k] = load_as<float>(p.in[k], is_scalar(p, k) ? 0 : i, p.in_dtype);
     store_as<float>(p.out, i, apply_mode<M, float>(a), p.out_dtype);
   }
 }
@@ -101,9 +106,14 @@ __global__ void ew_vec4(EwParams p) {
   constexpr int n = mode_info(M).arity;
   const i64 stride = (i64)gridDim.x * blockDim.x;
   const i64 n4 = p.numel / 4;
+  float one[n];  // the scalar operands, read once
+  for (int k = 0; k < n; ++k)
+    one[k] = is_scalar(p, k) ? static_cast<const float*>(p.in[k])[0] : 0.f;
   for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += stride) {
     float4 v[n];
-    for (int k = 0; k < n; ++k) v[k] = static_cast<const float4*>(p.in[k])[i];
+    for (int k = 0; k < n; ++k)
+      v[k] = is_scalar(p, k) ? make_float4(one[k], one[k], one[k], one[k])
+                             : static_cast<const float4*>(p.in[k])[i];
     float a[n];
     float4 r;
     for (int k = 0; k < n; ++k) a[k] = v[k].x;
@@ -126,9 +136,18 @@ __global__ void ew_vec8_half(EwParams p) {
   constexpr int n = mode_info(M).arity;
   const i64 stride = (i64)gridDim.x * blockDim.x;
   const i64 n8 = p.numel / 8;
+  const H* in[n];  // a scalar operand is read at element 0 of its own 16 bytes
+  for (int k = 0; k < n; ++k) in[k] = static_cast<const H*>(p.in[k]);
   for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n8; i += stride) {
     uint4 v[n];
-    for (int k = 0; k < n; ++k) v[k] = static_cast<const uint4*>(p.in[k])[i];
+    for (int k = 0; k < n; ++k) {
+      if (is_scalar(p, k)) {
+        H* e = reinterpret_cast<H*>(&v[k]);
+        for (int j = 0; j < 8; ++j) e[j] = in[k][0];
+      } else {
+        v[k] = reinterpret_cast<const uint4*>(in[k])[i];
+      }
+    }
     uint4 r;
     const H* h[n];
     for (int k = 0; k < n; ++k) h[k] = reinterpret_cast<const H*>(&v[k]);
@@ -160,7 +179,7 @@ void launch_one(const EwParams& p, cudaStream_t s, int sms) {
   bool vec = false;
   if constexpr (std::is_same_v<T, float> && std::is_same_v<Result<M, T>, float>) {
     vec = p.dense && p.out_dtype == p.in_dtype && aligned16(p.out);
-    for (int k = 0; k < p.nin; ++k) vec = vec && aligned16(p.in[k]);
+    for (int k = 0; k < p.nin; ++k) vec = vec && (((p.scalar >> k) & 1u) || aligned16(p.in[k]));
     if (vec && p.in_dtype == DType::F32) {
       ew_vec4<M><<<grid_for((p.numel + 3) / 4, sms), kBlock, 0, s>>>(p);
       check_launch(std::string("elemwise ") + mode_info(M).name + " (float4)");

@@ -30,7 +30,9 @@ struct EwParams {
   DType in_dtype = DType::F32;                  // storage; f16/bf16 compute in f32
   void* out = nullptr;
   DType out_dtype = DType::F32;
-  bool dense = false;  // every input contiguous in `shape` (flat indexing, maybe vectorised)
+  // Every input contiguous in `shape` or a single element (flat indexing, maybe vectorised).
+  bool dense = false;
+  unsigned scalar = 0;  // bit k: input k is one element, read for every output (a constant)
 };
 
 // Grid for n elements: enough blocks of kBlock threads, at most 8 waves of `sms`.

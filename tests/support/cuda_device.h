@@ -16,9 +16,11 @@
 
 namespace hf {
 
+// Never destroyed: a static's destructor runs after the CUDA runtime may have torn its
+// context down at exit, and cuBLAS's and cuDNN's handles must not be destroyed then.
 inline cuda::CudaBackend& gpu() {
-  static cuda::CudaBackend b;
-  return b;
+  static cuda::CudaBackend* b = new cuda::CudaBackend;
+  return *b;
 }
 
 }  // namespace hf

@@ -1,4 +1,4 @@
-#include "runtime/cuda/ptx_kernel.h"
+#include "runtime/cuda/module_kernel.h"
 
 #include <vector>
 
@@ -6,13 +6,13 @@
 
 namespace hf::cuda {
 
-PtxKernel::PtxKernel(const std::string& ptx, const std::string& name) : name_(name) {
+ModuleKernel::ModuleKernel(const std::string& module, const std::string& name) : name_(name) {
   // The JIT's error log, so a PTX the driver rejects says why.
   std::vector<char> log(8192, '\0');
   cudaJitOption opts[] = {cudaJitErrorLogBuffer, cudaJitErrorLogBufferSizeBytes};
   void* vals[] = {log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(log.size()))};
   cudaLibrary_t lib = nullptr;
-  cudaError_t e = cudaLibraryLoadData(&lib, ptx.c_str(), opts, vals, 2, nullptr, nullptr, 0);
+  cudaError_t e = cudaLibraryLoadData(&lib, module.c_str(), opts, vals, 2, nullptr, nullptr, 0);
   if (e != cudaSuccess) {
     std::string jit(log.data());
     cudaGetLastError();
@@ -36,11 +36,11 @@ PtxKernel::PtxKernel(const std::string& ptx, const std::string& name) : name_(na
   block_ = block >= 32 ? block / 32 * 32 : 32;
 }
 
-PtxKernel::~PtxKernel() {
+ModuleKernel::~ModuleKernel() {
   if (library_) cudaLibraryUnload(static_cast<cudaLibrary_t>(library_));
 }
 
-void PtxKernel::launch(unsigned grid, unsigned block, void* params, void* stream) const {
+void ModuleKernel::launch(unsigned grid, unsigned block, void* params, void* stream) const {
   void* args[] = {params};
   cuda_check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(grid), dim3(block), args,
                               0, static_cast<cudaStream_t>(stream)),
