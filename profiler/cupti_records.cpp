@@ -7,8 +7,9 @@ namespace {
 // The record layouts of CUPTI 13 (the tracer refuses an older library). Only the fields
 // every layout since CUDA 11 keeps in place are read: start, end, correlationId.
 template <class Record>
-uint64_t span_ns(const Record& r) {
-  return r.end > r.start ? r.end - r.start : 0;
+ActivityJoin::Span span_of(const CUpti_Activity& activity) {
+  const auto& r = reinterpret_cast<const Record&>(activity);
+  return {r.correlationId, r.end > r.start ? r.end - r.start : 0};
 }
 
 }  // namespace
@@ -16,24 +17,15 @@ uint64_t span_ns(const Record& r) {
 void ActivityJoin::add(const CUpti_Activity& record) {
   switch (record.kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-    case CUPTI_ACTIVITY_KIND_KERNEL: {
-      const auto& k = reinterpret_cast<const CUpti_ActivityKernel10&>(record);
-      spans_.push_back({k.correlationId, span_ns(k)});
-      ++device_records;
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+      add_span(span_of<CUpti_ActivityKernel10>(record));
       return;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-      const auto& m = reinterpret_cast<const CUpti_ActivityMemcpy6&>(record);
-      spans_.push_back({m.correlationId, span_ns(m)});
-      ++device_records;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      add_span(span_of<CUpti_ActivityMemcpy6>(record));
       return;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-      const auto& m = reinterpret_cast<const CUpti_ActivityMemset4&>(record);
-      spans_.push_back({m.correlationId, span_ns(m)});
-      ++device_records;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      add_span(span_of<CUpti_ActivityMemset4>(record));
       return;
-    }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
       const auto& e = reinterpret_cast<const CUpti_ActivityExternalCorrelation&>(record);
       if (e.externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
@@ -45,6 +37,11 @@ void ActivityJoin::add(const CUpti_Activity& record) {
     default:
       ++other;
   }
+}
+
+void ActivityJoin::add_span(Span s) {
+  spans_.push_back(s);
+  ++device_records;
 }
 
 IterationNodeSeconds ActivityJoin::take(size_t iterations) {

@@ -40,11 +40,13 @@ class ActivityJoin {
   size_t uncorrelated = 0;    // of those, records with no node (or an out-of-window one)
   size_t other = 0;           // API and other records
 
- private:
   struct Span {
     uint32_t correlation;
     uint64_t ns;
   };
+
+ private:
+  void add_span(Span s);
   std::vector<Span> spans_;
   std::unordered_map<uint32_t, uint64_t> external_;  // correlation id -> external_id()
 };

@@ -134,19 +134,8 @@ double apply_mode(Mode m, const double* a) {
 }
 
 void store(const HostTensor& t, int64_t i, double v) {
-  switch (t.dtype()) {
-    case DType::F32:
-      t.as<float>()[i] = static_cast<float>(v);
-      break;
-    case DType::F16:
-      t.as<f16>()[i] = to_f16(static_cast<float>(v));
-      break;
-    case DType::BF16:
-      t.as<bf16>()[i] = to_bf16(static_cast<float>(v));
-      break;
-    default:
-      throw Error("spec interpreter: float types only");
-  }
+  if (!is_float(t.dtype())) throw Error("spec interpreter: float types only");
+  store_double(t.view(), i, v);
 }
 
 double reduce_init(ReduceMode m) {

@@ -298,17 +298,23 @@ TEST(Session, WrongKernelIsCaughtByValidationAndReverted) {
   EXPECT_EQ(s.kernels_now(), s.kernels_before());
 }
 
+// A hook that makes region `hot`'s fused kernel twice as slow as the ops it replaced,
+// however fast this machine is; `hot` and `session` are read when it runs.
+decltype(SessionOptions::after_fused_run) twice_as_slow(const int& hot,
+                                                        const Session* const& session) {
+  return [&hot, &session](int region, std::span<const TensorView>) {
+    double unfused = session->regions()[hot].candidate.unfused_s;
+    if (region == hot) std::this_thread::sleep_for(std::chrono::duration<double>(2 * unfused));
+  };
+}
+
 TEST(Session, SlowerKernelIsRevertedAfterReprofiling) {
   Fixture f(hot_and_cold());
   SessionOptions o;
   o.sync_compile = true;
   int hot = -1;
   const Session* session = nullptr;
-  o.after_fused_run = [&](int region, std::span<const TensorView>) {
-    // Twice as slow as the ops it replaced, however fast this machine is.
-    double unfused = session->regions()[hot].candidate.unfused_s;
-    if (region == hot) std::this_thread::sleep_for(std::chrono::duration<double>(2 * unfused));
-  };
+  o.after_fused_run = twice_as_slow(hot, session);
   Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
   session = &s;
   hot = region_with(s, "hot");
@@ -395,10 +401,7 @@ TEST(SessionPolicy, AllFusesEveryRegionAndKeepsASlowKernel) {
   o.policy = FusionPolicy::All;  // compiles synchronously without being asked
   int hot = -1;
   const Session* session = nullptr;
-  o.after_fused_run = [&](int region, std::span<const TensorView>) {
-    double unfused = session->regions()[hot].candidate.unfused_s;
-    if (region == hot) std::this_thread::sleep_for(std::chrono::duration<double>(2 * unfused));
-  };
+  o.after_fused_run = twice_as_slow(hot, session);
   Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
   session = &s;
   hot = region_with(s, "hot");

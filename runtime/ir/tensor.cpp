@@ -6,8 +6,35 @@
 #include <new>
 
 #include "runtime/ir/memory_cap.h"
+#include "runtime/ops/half.h"
 
 namespace hf {
+
+void store_double(const TensorView& t, int64_t i, double v) {
+  switch (t.dtype) {
+    case DType::F32:
+      t.as<float>()[i] = static_cast<float>(v);
+      break;
+    case DType::F16:
+      t.as<f16>()[i] = to_f16(static_cast<float>(v));
+      break;
+    case DType::BF16:
+      t.as<bf16>()[i] = to_bf16(static_cast<float>(v));
+      break;
+    case DType::I32:
+      t.as<int32_t>()[i] = static_cast<int32_t>(v);
+      break;
+    case DType::I64:
+      t.as<int64_t>()[i] = static_cast<int64_t>(v);
+      break;
+    case DType::Bool:
+      t.as<uint8_t>()[i] = v != 0;
+      break;
+    case DType::U8:
+      t.as<uint8_t>()[i] = static_cast<uint8_t>(v);
+      break;
+  }
+}
 
 bool TensorView::is_contiguous() const {
   int64_t expect = 1;
@@ -42,7 +69,9 @@ void* alloc_host(size_t bytes) {
   return p;
 }
 
-void free_host(void* p) { std::free(p); }
+void free_host(void* p) {
+  std::free(p);
+}
 
 HostTensor::HostTensor(DType dtype, Shape shape) {
   size_t bytes = static_cast<size_t>(hf::numel(shape)) * dtype_size(dtype);

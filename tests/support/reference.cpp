@@ -18,27 +18,22 @@ namespace {
 template <class C>
 C load(const TensorView& t, int64_t i) {
   switch (t.dtype) {
-    case DType::F32: return static_cast<C>(t.as<float>()[i]);
-    case DType::F16: return static_cast<C>(to_f32(t.as<f16>()[i]));
-    case DType::BF16: return static_cast<C>(to_f32(t.as<bf16>()[i]));
-    case DType::I32: return static_cast<C>(t.as<int32_t>()[i]);
-    case DType::I64: return static_cast<C>(t.as<int64_t>()[i]);
-    case DType::Bool: return static_cast<C>(t.as<uint8_t>()[i] != 0);
-    case DType::U8: return static_cast<C>(t.as<uint8_t>()[i]);
+    case DType::F32:
+      return static_cast<C>(t.as<float>()[i]);
+    case DType::F16:
+      return static_cast<C>(to_f32(t.as<f16>()[i]));
+    case DType::BF16:
+      return static_cast<C>(to_f32(t.as<bf16>()[i]));
+    case DType::I32:
+      return static_cast<C>(t.as<int32_t>()[i]);
+    case DType::I64:
+      return static_cast<C>(t.as<int64_t>()[i]);
+    case DType::Bool:
+      return static_cast<C>(t.as<uint8_t>()[i] != 0);
+    case DType::U8:
+      return static_cast<C>(t.as<uint8_t>()[i]);
   }
   return C{};
-}
-
-void store_double(const TensorView& t, int64_t i, double v) {
-  switch (t.dtype) {
-    case DType::F32: t.as<float>()[i] = static_cast<float>(v); break;
-    case DType::F16: t.as<f16>()[i] = to_f16(static_cast<float>(v)); break;
-    case DType::BF16: t.as<bf16>()[i] = to_bf16(static_cast<float>(v)); break;
-    case DType::I32: t.as<int32_t>()[i] = static_cast<int32_t>(v); break;
-    case DType::I64: t.as<int64_t>()[i] = static_cast<int64_t>(v); break;
-    case DType::Bool: t.as<uint8_t>()[i] = v != 0; break;
-    case DType::U8: t.as<uint8_t>()[i] = static_cast<uint8_t>(v); break;
-  }
 }
 
 template <class C>
@@ -56,7 +51,8 @@ void store(const TensorView& t, int64_t i, C v) {
 int64_t broadcast_index(const Shape& from, const Shape& to, const std::vector<int64_t>& idx) {
   int64_t flat = 0;
   size_t off = to.size() - from.size();
-  for (size_t d = 0; d < from.size(); ++d) flat = flat * from[d] + (from[d] == 1 ? 0 : idx[off + d]);
+  for (size_t d = 0; d < from.size(); ++d)
+    flat = flat * from[d] + (from[d] == 1 ? 0 : idx[off + d]);
   return flat;
 }
 
@@ -75,13 +71,18 @@ void elemwise_typed(const std::vector<TensorView>& in, const TensorView& out) {
   for (int64_t i = 0; i < n; ++i) {
     std::vector<int64_t> idx = unravel(i, out.shape);
     C a[4] = {};
-    for (size_t k = 0; k < in.size(); ++k) a[k] = load<C>(in[k], broadcast_index(in[k].shape, out.shape, idx));
+    for (size_t k = 0; k < in.size(); ++k)
+      a[k] = load<C>(in[k], broadcast_index(in[k].shape, out.shape, idx));
     using F = ModeFn<M>;
     constexpr int arity = mode_info(M).arity;
-    if constexpr (arity == 1) store(out, i, F::apply(a[0]));
-    else if constexpr (arity == 2) store(out, i, F::apply(a[0], a[1]));
-    else if constexpr (arity == 3) store(out, i, F::apply(a[0], a[1], a[2]));
-    else store(out, i, F::apply(a[0], a[1], a[2], a[3]));
+    if constexpr (arity == 1)
+      store(out, i, F::apply(a[0]));
+    else if constexpr (arity == 2)
+      store(out, i, F::apply(a[0], a[1]));
+    else if constexpr (arity == 3)
+      store(out, i, F::apply(a[0], a[1], a[2]));
+    else
+      store(out, i, F::apply(a[0], a[1], a[2], a[3]));
   }
 }
 
@@ -106,7 +107,8 @@ void elemwise(const std::vector<TensorView>& in, const TensorView& out) {
 void run_elemwise(Mode m, const std::vector<TensorView>& in, const TensorView& out) {
   switch (m) {
 #define X(NAME, A, K, F) \
-  case Mode::NAME: return elemwise<Mode::NAME>(in, out);
+  case Mode::NAME:       \
+    return elemwise<Mode::NAME>(in, out);
 #include "runtime/ops/elemwise_modes.def"
 #undef X
   }
@@ -120,8 +122,10 @@ void run_reduce(const Node& n, const TensorView& in, const TensorView& out) {
   int64_t count = numel(in.shape) / std::max<int64_t>(1, numel(kept));
   std::vector<long double> acc(numel(kept));
   for (auto& a : acc)
-    a = mode == ReduceMode::PRODUCT ? 1 : mode == ReduceMode::MIN ? INFINITY
-                                      : mode == ReduceMode::MAX ? -INFINITY : 0;
+    a = mode == ReduceMode::PRODUCT ? 1
+        : mode == ReduceMode::MIN   ? INFINITY
+        : mode == ReduceMode::MAX   ? -INFINITY
+                                    : 0;
   for (int64_t i = 0; i < in.numel(); ++i) {
     std::vector<int64_t> idx = unravel(i, in.shape);
     for (int a : axes) idx[a] = 0;
@@ -130,11 +134,21 @@ void run_reduce(const Node& n, const TensorView& in, const TensorView& out) {
     long double x = load<double>(in, i);
     switch (mode) {
       case ReduceMode::SUM:
-      case ReduceMode::MEAN: acc[o] += x; break;
-      case ReduceMode::SUM_SQR: acc[o] += x * x; break;
-      case ReduceMode::PRODUCT: acc[o] *= x; break;
-      case ReduceMode::MIN: acc[o] = (x != x || x < acc[o]) ? x : acc[o]; break;
-      case ReduceMode::MAX: acc[o] = (x != x || x > acc[o]) ? x : acc[o]; break;
+      case ReduceMode::MEAN:
+        acc[o] += x;
+        break;
+      case ReduceMode::SUM_SQR:
+        acc[o] += x * x;
+        break;
+      case ReduceMode::PRODUCT:
+        acc[o] *= x;
+        break;
+      case ReduceMode::MIN:
+        acc[o] = (x != x || x < acc[o]) ? x : acc[o];
+        break;
+      case ReduceMode::MAX:
+        acc[o] = (x != x || x > acc[o]) ? x : acc[o];
+        break;
     }
   }
   for (size_t o = 0; o < acc.size(); ++o) {
@@ -145,7 +159,6 @@ void run_reduce(const Node& n, const TensorView& in, const TensorView& out) {
 }
 
 }  // namespace
-
 
 std::vector<HostTensor> reference_run(const Graph& g, const std::vector<HostTensor>& inputs) {
   std::map<ValueId, HostTensor> vals;
@@ -159,7 +172,9 @@ std::vector<HostTensor> reference_run(const Graph& g, const std::vector<HostTens
     const TensorView& o = out.view();
     int64_t count = o.numel();
     switch (n.op) {
-      case OpType::Elemwise: run_elemwise(n.mode, in, o); break;
+      case OpType::Elemwise:
+        run_elemwise(n.mode, in, o);
+        break;
       case OpType::PowC: {
         double e = n.attr_float("exponent");
         for (int64_t i = 0; i < count; ++i) store_double(o, i, std::pow(element(in[0], i), e));
@@ -168,7 +183,9 @@ std::vector<HostTensor> reference_run(const Graph& g, const std::vector<HostTens
       case OpType::TypeCvt:
         for (int64_t i = 0; i < count; ++i) store_double(o, i, element(in[0], i));
         break;
-      case OpType::Reduce: run_reduce(n, in[0], o); break;
+      case OpType::Reduce:
+        run_reduce(n, in[0], o);
+        break;
       case OpType::Dimshuffle: {
         std::vector<int> perm = dimshuffle_perm(n, in[0].rank());
         Strides src = contiguous_strides(in[0].shape);
@@ -186,7 +203,8 @@ std::vector<HostTensor> reference_run(const Graph& g, const std::vector<HostTens
         break;
       case OpType::Broadcast:
         for (int64_t i = 0; i < count; ++i)
-          store_double(o, i, element(in[0], broadcast_index(in[0].shape, o.shape, unravel(i, o.shape))));
+          store_double(o, i,
+                       element(in[0], broadcast_index(in[0].shape, o.shape, unravel(i, o.shape))));
         break;
       case OpType::Constant: {
         std::vector<double> v = n.attr_floats("value");
@@ -218,8 +236,11 @@ std::vector<HostTensor> reference_run(const Graph& g, const std::vector<HostTens
       case OpType::AveragePool:
       case OpType::Concat:
       case OpType::Slice:
-      case OpType::Gather: reference_nn(n, in, o); break;
-      case OpType::Fused: throw std::logic_error("reference: fused nodes are not interpreted");
+      case OpType::Gather:
+        reference_nn(n, in, o);
+        break;
+      case OpType::Fused:
+        throw std::logic_error("reference: fused nodes are not interpreted");
     }
     vals[n.outputs[0]] = out;
   }

@@ -14,22 +14,9 @@ namespace hf::test {
 namespace {
 
 void store(const TensorView& t, int64_t i, double v) {
-  switch (t.dtype) {
-    case DType::F32:
-      t.as<float>()[i] = static_cast<float>(v);
-      break;
-    case DType::F16:
-      t.as<f16>()[i] = to_f16(static_cast<float>(v));
-      break;
-    case DType::BF16:
-      t.as<bf16>()[i] = to_bf16(static_cast<float>(v));
-      break;
-    case DType::U8:
-      t.as<uint8_t>()[i] = static_cast<uint8_t>(v);
-      break;
-    default:
-      throw std::logic_error("reference_nn: float or u8 outputs only");
-  }
+  if (!is_float(t.dtype) && t.dtype != DType::U8)
+    throw std::logic_error("reference_nn: float or u8 outputs only");
+  store_double(t, i, v);
 }
 
 std::vector<int64_t> ints(const Node& n, const char* key, std::vector<int64_t> fallback) {
