@@ -13,6 +13,7 @@
 #include "runtime/cpu/conv_im2col.h"
 #include "runtime/cpu/conv_onednn.h"
 #include "runtime/cpu/nn_kernels.h"
+#include "runtime/cpu/onednn_context.h"
 
 #if HF_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.hpp>

@@ -1,73 +1,22 @@
 #include "runtime/cpu/conv_onednn.h"
 
+#include "runtime/cpu/onednn_context.h"
+
 #include <algorithm>
 #include <mutex>
-#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
-#include <unordered_map>
 #include <vector>
-
-// The OpenMP API, declared here rather than through the compiler's <omp.h>: these calls must
-// reach the runtime libdnnl uses (libgomp, linked by CMakeLists.txt), whatever the compiler.
-extern "C" {
-int omp_get_max_threads();
-void omp_set_num_threads(int n);
-}
 
 namespace hf::cpu {
 
 using dnnl::memory;
+using onednn::engine;
+using onednn::execute;
+using onednn::user_scratchpad;
 using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
 
-int onednn_omp_threads() {
-  return omp_get_max_threads();
-}
-
-void onednn_set_omp_threads(int n) {
-  omp_set_num_threads(n);
-}
-
-void onednn_single_threaded() {
-  // A per-thread OpenMP setting: oneDNN's parallel sections then run inline on this thread.
-  // Checked on every call (reading it is cheap) in case other code on the thread changed it.
-  if (omp_get_max_threads() != 1) omp_set_num_threads(1);
-}
-
 namespace {
-
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-// Scratch for the primitives (user-managed: no call allocates a scratchpad) and a stream,
-// per thread:
-// a thread runs one slice at a time.
-struct ThreadState {
-  dnnl::stream stream{engine()};
-  std::vector<char> scratch;
-};
-ThreadState& thread_state() {
-  thread_local ThreadState s;
-  return s;
-}
-
-dnnl::primitive_attr user_scratchpad() {
-  dnnl::primitive_attr a;
-  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return a;
-}
-
-// Runs a primitive on the calling thread with the thread's scratch buffer.
-void execute(const dnnl::primitive& p, const memory::desc& scratch_md,
-             std::unordered_map<int, memory> args) {
-  onednn_single_threaded();
-  ThreadState& t = thread_state();
-  if (t.scratch.size() < scratch_md.get_size()) t.scratch.resize(scratch_md.get_size());
-  args.emplace(DNNL_ARG_SCRATCHPAD, memory(scratch_md, engine(), t.scratch.data()));
-  p.execute(t.stream, args);
-}
 
 float* grow(std::vector<float>& v, int64_t n) {
   if (static_cast<int64_t>(v.size()) < n) v.resize(n);
@@ -80,6 +29,8 @@ memory::desc strided(memory::dims dims, memory::dims strides) {
 }
 
 }  // namespace
+
+using onednn::mem;
 
 struct OnednnConv::Impl {
   ConvGeometry g;
@@ -211,10 +162,6 @@ struct OnednnConv::Impl {
     wei_scratch = wpd.scratchpad_desc();
     wei_buf.resize(s[0].wei.get_size() / sizeof(float) + 1);
     nhwc = true;
-  }
-
-  memory mem(const memory::desc& d, const float* p) const {
-    return memory(d, engine(), const_cast<float*>(p));
   }
 
   void conv_slice(const Slice& sl, const float* x, const float* wei, const float* bias,

@@ -1,10 +1,7 @@
 // f32 2-D convolution through oneDNN (Debian's libdnnl), run on hotfuse's thread pool.
 //
-// Why not oneDNN's own threads: Debian builds libdnnl with OpenMP, and OpenMP's spinning
-// workers next to the pool's collapsed 10-100x on a loaded 2-core machine (bench/RESULTS.md,
-// "Conv on the CPU"). So every oneDNN call here runs with OpenMP at one thread on the calling
-// thread (no OpenMP team is ever started) and the pool splits the convolution into slices,
-// one single-threaded primitive each: --threads / HOTFUSE_NUM_THREADS stays the one knob.
+// Like every oneDNN primitive here (onednn_context.h says why), each runs on one thread and
+// the pool splits the convolution into slices, one primitive each.
 //
 // Two plans, both made once per geometry (at plan time), measured in bench/conv_bench:
 //  - 1x1, group 1: plain NCHW in and out (oneDNN's gemm path), each slice a block of output
@@ -43,13 +40,5 @@ class OnednnConv {
   explicit OnednnConv(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-// Sets OpenMP to one thread on the calling thread: see the file comment.
-void onednn_single_threaded();
-
-// OpenMP's thread count for parallel sections started on the calling thread, in the OpenMP
-// runtime libdnnl uses (bench/conv_bench times oneDNN's own threading with them).
-int onednn_omp_threads();
-void onednn_set_omp_threads(int n);
 
 }  // namespace hf::cpu

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "runtime/cpu/kernels.h"
+#include "runtime/cpu/matmul_onednn.h"
 #include "runtime/cpu/nn_kernels.h"
 #include "runtime/ir/error.h"
 #include "runtime/ir/op_table.h"
@@ -12,6 +13,13 @@
 namespace hf::cpu {
 
 namespace {
+
+// A Constant's buffer is written once at plan time and never again (plan.cpp): kernels may
+// keep a reordered copy of it.
+bool is_constant(const Graph& g, ValueId v) {
+  const NodeId p = g.value(v).producer;
+  return p != kNoNode && g.node(p).op == OpType::Constant;
+}
 
 using RunFn = std::function<void(std::span<const TensorView>, std::span<const TensorView>)>;
 
@@ -34,10 +42,8 @@ std::unique_ptr<Kernel> CpuBackend::make_nn_kernel(const Graph& g, const Node& n
   switch (n.op) {
     case OpType::Conv: {
       ConvGeometry geo = conv_geometry(n, x, g.value(n.inputs[1]).shape);
-      // A Constant's buffer is written once at plan time and never again (plan.cpp).
-      const NodeId wp = g.value(n.inputs[1]).producer;
-      const bool const_w = wp != kNoNode && g.node(wp).op == OpType::Constant;
-      auto conv = std::make_shared<Conv2d>(geo, pool, g.value(n.inputs[0]).dtype, const_w);
+      auto conv = std::make_shared<Conv2d>(geo, pool, g.value(n.inputs[0]).dtype,
+                                           is_constant(g, n.inputs[1]));
       return std::make_unique<FnKernel>([conv](auto in, auto out) {
         conv->run(in[0], in[1], in.size() > 2 ? &in[2] : nullptr, out[0]);
       });
@@ -70,8 +76,26 @@ std::unique_ptr<Kernel> CpuBackend::make_nn_kernel(const Graph& g, const Node& n
         }
       });
     }
-    default: throw Error(describe(n) + ": not a convolution, pooling or data-movement op");
+    default:
+      throw Error(describe(n) + ": not a convolution, pooling or data-movement op");
   }
+}
+
+std::unique_ptr<Kernel> CpuBackend::make_matmul_kernel(const Graph& g, const Node& n) {
+  ThreadPool& pool = *pool_;
+  const Value& a = g.value(n.inputs[0]);
+  const Value& b = g.value(n.inputs[1]);
+  std::shared_ptr<OnednnMatmul> fast;
+  if (a.dtype == DType::F32 && b.dtype == DType::F32)
+    fast = OnednnMatmul::create(a.shape, b.shape, g.value(n.outputs[0]).shape, pool.size(),
+                                is_constant(g, n.inputs[1]));
+  return std::make_unique<FnKernel>([fast, &pool](auto in, auto out) {
+    if (fast && in[0].is_contiguous() && in[1].is_contiguous() && out[0].is_contiguous())
+      fast->run(in[0].template as<const float>(), in[1].template as<const float>(),
+                out[0].template as<float>(), pool);
+    else
+      matmul(in[0], in[1], out[0], pool);
+  });
 }
 
 CpuBackend::CpuBackend(ThreadPool* pool) : pool_(pool ? pool : &ThreadPool::global()) {}
@@ -130,17 +154,18 @@ std::unique_ptr<Kernel> CpuBackend::make_kernel(const Graph& g, const Node& n) {
     case OpType::Constant:  // the plan folds constants (runtime/ir/constant.h)
       break;
     case OpType::MatMul:
-      return std::make_unique<FnKernel>(
-          [&pool](auto in, auto out) { matmul(in[0], in[1], out[0], pool); });
+      return make_matmul_kernel(g, n);
     case OpType::Conv:
     case OpType::MaxPool:
     case OpType::AveragePool:
     case OpType::Concat:
     case OpType::Slice:
-    case OpType::Gather: return make_nn_kernel(g, n);
+    case OpType::Gather:
+      return make_nn_kernel(g, n);
     case OpType::Fused:
-      throw Error(describe(n) + ": fused nodes run through the fusion engine's kernels, "
-                                "not the unfused CPU backend");
+      throw Error(describe(n) +
+                  ": fused nodes run through the fusion engine's kernels, "
+                  "not the unfused CPU backend");
   }
   throw Error(describe(n) + ": not supported by the CPU backend");
 }

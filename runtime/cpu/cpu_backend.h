@@ -17,6 +17,7 @@ class CpuBackend final : public Backend {
 
  private:
   std::unique_ptr<Kernel> make_nn_kernel(const Graph& g, const Node& n);  // Conv, pools, ...
+  std::unique_ptr<Kernel> make_matmul_kernel(const Graph& g, const Node& n);
   ThreadPool* pool_;
 };
 
