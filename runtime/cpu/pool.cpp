@@ -1,5 +1,6 @@
 // MaxPool and AveragePool over NCHW planes, one (n, c) plane per task. Window bounds are
-// clipped to the input once per output row and column, so the inner loops have no tests.
+// clipped to the input once per output row and column, so the inner loops have no tests,
+// and each output row's windows reduce down their rows first (plane() says why).
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -27,33 +28,45 @@ Span window(const Window2d& w, int a, int64_t o) {
   return {begin + first * d, last - first, end - begin};
 }
 
+// NaN wins and stays: once acc is NaN, v > acc is false and acc stays NaN. Branch-free, so
+// the compiler vectorizes the loops that use it.
+inline float max_nan(float acc, float v) {
+  return (v > acc || v != v) ? v : acc;
+}
+
+// One output row's windows reduced in two passes: first down the window's input rows into
+// `row` (one input row wide; contiguous, so it vectorizes), then along each window's columns
+// of `row`. The same taps as one pass over each window, max or sum, with the sums in rows-
+// then-columns order.
 template <class T>
 void plane(bool max, const PoolGeometry& g, const T* in, T* out, const std::vector<Span>& rows,
-           const std::vector<Span>& cols) {
+           const std::vector<Span>& cols, float* row) {
   const Window2d& w = g.win;
   const int64_t W = w.in[1], dh = w.dilation[0], dw = w.dilation[1];
+  const float init = max ? -std::numeric_limits<float>::infinity() : 0.0f;
   for (int64_t oh = 0; oh < w.out[0]; ++oh) {
     const Span& r = rows[oh];
+    std::fill(row, row + W, init);
+    for (int64_t i = 0; i < r.taps; ++i) {
+      const T* p = in + (r.first + i * dh) * W;
+      if (max)
+        for (int64_t x = 0; x < W; ++x) row[x] = max_nan(row[x], to_float(p[x]));
+      else
+        for (int64_t x = 0; x < W; ++x) row[x] += to_float(p[x]);
+    }
+    T* o = out + oh * w.out[1];
     for (int64_t ow = 0; ow < w.out[1]; ++ow) {
       const Span& c = cols[ow];
-      float acc = max ? -std::numeric_limits<float>::infinity() : 0.0f;
-      for (int64_t i = 0; i < r.taps; ++i) {
-        const T* p = in + (r.first + i * dh) * W + c.first;
-        if (max) {
-          for (int64_t j = 0; j < c.taps; ++j) {
-            float v = to_float(p[j * dw]);
-            acc = (v > acc || v != v) ? v : acc;  // NaN wins and stays (NaN > x is false)
-            if (acc != acc) break;
-          }
-        } else {
-          for (int64_t j = 0; j < c.taps; ++j) acc += to_float(p[j * dw]);
-        }
-      }
-      if (!max) {
-        int64_t n = g.count_include_pad ? r.padded * c.padded : r.taps * c.taps;
+      const float* q = row + c.first;
+      float acc = init;
+      if (max) {
+        for (int64_t j = 0; j < c.taps; ++j) acc = max_nan(acc, q[j * dw]);
+      } else {
+        for (int64_t j = 0; j < c.taps; ++j) acc += q[j * dw];
+        const int64_t n = g.count_include_pad ? r.padded * c.padded : r.taps * c.taps;
         acc /= static_cast<float>(n);
       }
-      out[oh * w.out[1] + ow] = convert<T>(acc);
+      o[ow] = convert<T>(acc);
     }
   }
 }
@@ -76,8 +89,10 @@ void pool2d(bool max, const PoolGeometry& g, const TensorView& x, const TensorVi
       T* dst = out.as<T>();
       const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(out_plane, 1));
       pool.parallel_for(g.n * g.c, grain, [&](int64_t s, int64_t e) {
+        thread_local std::vector<float> row;
+        if (static_cast<int64_t>(row.size()) < w.in[1]) row.resize(w.in[1]);
         for (int64_t p = s; p < e; ++p)
-          plane(max, g, src + p * in_plane, dst + p * out_plane, rows, cols);
+          plane(max, g, src + p * in_plane, dst + p * out_plane, rows, cols, row.data());
       });
     } else {
       throw std::invalid_argument("pool2d: needs a float type (or u8 for MaxPool)");
