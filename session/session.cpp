@@ -95,7 +95,8 @@ Session::Session(const Graph& g, cpu::CpuBackend& backend, fusion::KernelCache& 
 
 Session::Session(const Graph& g, SessionTarget target, const MachinePeak& machine,
                  SessionOptions options)
-    : graph_(g),
+    : lowered_(target.lower ? target.lower(g) : nullptr),
+      graph_(lowered_ ? *lowered_ : g),
       target_(std::move(target)),
       machine_(machine),
       options_(std::move(options)),

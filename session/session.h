@@ -207,7 +207,8 @@ class Session {
   void revert(int region, std::string reason);
   double since_start(std::chrono::steady_clock::time_point t) const;
 
-  const Graph& graph_;
+  std::unique_ptr<const Graph> lowered_;  // SessionTarget::lower's rewrite, if it made one
+  const Graph& graph_;                    // *lowered_, else the caller's graph
   SessionTarget target_;
   MachinePeak machine_;
   SessionOptions options_;

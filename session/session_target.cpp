@@ -1,5 +1,7 @@
 #include "session/session_target.h"
 
+#include "runtime/cpu/nhwc_layout.h"
+
 namespace hf {
 
 SessionTarget cpu_session_target(cpu::CpuBackend& backend, fusion::KernelCache& cache) {
@@ -9,6 +11,7 @@ SessionTarget cpu_session_target(cpu::CpuBackend& backend, fusion::KernelCache& 
   t.make_fusing = [&backend, &cache](FusedRunHook hook) -> std::unique_ptr<Backend> {
     return std::make_unique<FusingCpuBackend>(backend, cache, std::move(hook));
   };
+  t.lower = cpu::nhwc_conv_chains;
   t.host_memory = true;
   return t;
 }

@@ -13,12 +13,16 @@
 namespace hf {
 
 struct SessionTarget {
-  Backend* backend = nullptr;             // the unfused kernels, memory, copies, sync
+  Backend* backend = nullptr;              // the unfused kernels, memory, copies, sync
   fusion::KernelCache* kernels = nullptr;  // generates, compiles, loads; keeps sources
   // `backend` plus Fused nodes, with kernels from `kernels` (the session makes one). The
   // hook is SessionOptions::after_fused_run's; a target that cannot call it throws
   // hf::Error when given one.
   std::function<std::unique_ptr<Backend>(FusedRunHook hook)> make_fusing;
+  // The backend's own rewrite of the graph (CPU: NHWC Conv chains, nhwc_layout.h), applied
+  // once by the session before anything runs; every plan, profile and dump is of its result.
+  // Null when it changes nothing (the session then keeps the caller's graph, uncopied).
+  std::function<std::unique_ptr<Graph>(const Graph&)> lower;
   // Whether plan buffers are host memory. When not, validation downloads the live-outs
   // it compares (Backend::download).
   bool host_memory = true;

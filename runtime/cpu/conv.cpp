@@ -40,6 +40,13 @@ const float* as_f32(const TensorView& v, std::vector<float>& buf) {
   }
 }
 
+// [n][a][b] -> [n][b][a] for each of n images: NHWC <-> NCHW with a = H*W, b = C or back.
+void transpose_images(const float* src, float* dst, int64_t n, int64_t a, int64_t b) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t p = 0; p < a; ++p)
+      for (int64_t q = 0; q < b; ++q) dst[i * a * b + q * a + p] = src[i * a * b + p * b + q];
+}
+
 }  // namespace
 
 Conv2d::Conv2d(const ConvGeometry& g, ThreadPool& pool, DType dtype, bool const_weights)
@@ -56,10 +63,19 @@ const char* Conv2d::describe() const {
 }
 
 void Conv2d::run_f32(const float* x, const float* w, const float* bias, float* y) {
-  if (onednn_)
+  if (onednn_) {
     onednn_->run(x, w, bias, y, pool_);
-  else
+  } else if (!g_.nhwc) {
     conv2d_im2col_f32(g_, x, w, bias, y, pool_);
+  } else {  // a geometry oneDNN refuses inside an NHWC chain: through NCHW copies
+    thread_local std::vector<float> xt, yt;
+    const int64_t hw = g_.win.in[0] * g_.win.in[1], ohw = g_.win.out[0] * g_.win.out[1];
+    transpose_images(x, grow(xt, g_.n * hw * g_.c), g_.n, hw, g_.c);
+    ConvGeometry nchw = g_;
+    nchw.nhwc = false;
+    conv2d_im2col_f32(nchw, xt.data(), w, bias, grow(yt, g_.n * ohw * g_.m), pool_);
+    transpose_images(yt.data(), y, g_.n, g_.m, ohw);
+  }
 }
 
 void Conv2d::run(const TensorView& x, const TensorView& w, const TensorView* bias,

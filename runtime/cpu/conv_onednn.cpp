@@ -34,7 +34,8 @@ using onednn::mem;
 
 struct OnednnConv::Impl {
   ConvGeometry g;
-  bool nhwc = false;  // else the NCHW plan (1x1, group 1)
+  bool nhwc = false;    // else the NCHW plan (1x1, group 1)
+  bool native = false;  // the graph's tensors are NHWC already (g.nhwc): no reorders
   bool const_weights = false;
   std::string info;
   int slices = 1;
@@ -106,6 +107,32 @@ struct OnednnConv::Impl {
     nhwc = false;
   }
 
+  // NCHW graph tensors: this slice's share of the input reorder to NHWC and its output rows'
+  // reorder back.
+  void plan_reorders(Slice& sl, int64_t i, int64_t n) {
+    const Window2d& w = g.win;
+    const int64_t C = g.c, M = g.m, H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1];
+    const int64_t r0 = OH * i / n, r1 = OH * (i + 1) / n;
+    // This slice's share of the input reorder: input rows [q0, q1), disjoint from the
+    // other slices' (the bands above overlap by the window's halo).
+    const int64_t q0 = H * i / n, q1 = H * (i + 1) / n;
+    sl.in_src = strided({1, C, q1 - q0, W}, {C * H * W, H * W, W, 1});
+    sl.in_dst = memory::desc({1, C, q1 - q0, W}, kF32, Tag::nhwc);
+    dnnl::reorder::primitive_desc in_pd(engine(), sl.in_src, engine(), sl.in_dst,
+                                        user_scratchpad());
+    sl.in = dnnl::reorder(in_pd);
+    sl.in_scratch = in_pd.scratchpad_desc();
+    sl.in_src_off = q0 * W;
+    sl.in_dst_off = q0 * W * C;
+    sl.out_src = sl.dst;
+    sl.out_dst = strided({1, M, r1 - r0, OW}, {M * OH * OW, OH * OW, OW, 1});
+    dnnl::reorder::primitive_desc out_pd(engine(), sl.out_src, engine(), sl.out_dst,
+                                         user_scratchpad());
+    sl.out = dnnl::reorder(out_pd);
+    sl.out_scratch = out_pd.scratchpad_desc();
+    sl.out_dst_off = r0 * OW;
+  }
+
   // Bands of output rows, activations in NHWC, weights in the layout oneDNN picks (every
   // band's primitive is then asked for the first one's, so one reorder serves all).
   void plan_nhwc() {
@@ -135,25 +162,8 @@ struct OnednnConv::Impl {
       sl.conv = dnnl::convolution_forward(pd);
       sl.src_off = h0 * W * C;
       sl.dst_off = r0 * OW * M;
-      // This slice's share of the input reorder: input rows [q0, q1), disjoint from the
-      // other slices' (the bands above overlap by the window's halo).
-      const int64_t q0 = H * i / n, q1 = H * (i + 1) / n;
-      sl.in_src = strided({1, C, q1 - q0, W}, {C * H * W, H * W, W, 1});
-      sl.in_dst = memory::desc({1, C, q1 - q0, W}, kF32, Tag::nhwc);
-      dnnl::reorder::primitive_desc in_pd(engine(), sl.in_src, engine(), sl.in_dst,
-                                          user_scratchpad());
-      sl.in = dnnl::reorder(in_pd);
-      sl.in_scratch = in_pd.scratchpad_desc();
-      sl.in_src_off = q0 * W;
-      sl.in_dst_off = q0 * W * C;
-      sl.out_src = sl.dst;
-      sl.out_dst = strided({1, M, r1 - r0, OW}, {M * OH * OW, OH * OW, OW, 1});
-      dnnl::reorder::primitive_desc out_pd(engine(), sl.out_src, engine(), sl.out_dst,
-                                           user_scratchpad());
-      sl.out = dnnl::reorder(out_pd);
-      sl.out_scratch = out_pd.scratchpad_desc();
-      sl.out_dst_off = r0 * OW;
-      if (i == 0) info = std::string("nhwc ") + pd.impl_info_str();
+      if (!native) plan_reorders(sl, i, n);
+      if (i == 0) info = std::string(native ? "nhwc (graph) " : "nhwc ") + pd.impl_info_str();
       s.push_back(std::move(sl));
     }
     wei_plain = memory::desc(wei_dims(M), kF32, g.group == 1 ? Tag::oihw : Tag::goihw);
@@ -190,10 +200,18 @@ struct OnednnConv::Impl {
       });
       return;
     }
-    if (!const_weights || wei_cached != w) {
+    if (!const_weights || wei_cached != w) {  // (both NHWC plans)
       execute(wei_reorder, wei_scratch,
               {{DNNL_ARG_FROM, mem(wei_plain, w)}, {DNNL_ARG_TO, mem(s[0].wei, wei_buf.data())}});
       wei_cached = const_weights ? w : nullptr;
+    }
+    if (native) {
+      pool.parallel_for(items, 1, [&](int64_t b, int64_t e) {
+        for (int64_t it = b; it < e; ++it)
+          conv_slice(s[it % per], x + (it / per) * in_image(), wei_buf.data(), bias,
+                     y + (it / per) * out_image());
+      });
+      return;
     }
     // The NHWC activations of all images: the calling thread's, shared by every Conv it runs
     // (the pool's threads write into it while this thread waits), so a plan holds no copy.
@@ -237,8 +255,9 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const ConvGeometry& g, int slices
   impl->const_weights = const_weights;
   const Window2d& w = g.win;
   const bool pointwise = w.k[0] == 1 && w.k[1] == 1 && g.group == 1;
+  impl->native = g.nhwc;
   try {
-    if (pointwise) {
+    if (pointwise && !g.nhwc) {
       try {
         impl->plan_nchw();
       } catch (const dnnl::error&) {

@@ -175,6 +175,7 @@ std::unique_ptr<Kernel> make_nn_kernel(CudaBackend& b, const Graph& g, const Nod
   switch (n.op) {
     case OpType::Conv: {
       ConvGeometry geo = conv_geometry(n, in0.shape, g.value(n.inputs[1]).shape);
+      if (geo.nhwc) throw Error(node + ": layout NHWC runs on the CPU backend only");
       return std::make_unique<ConvKernel>(b, geo, in0.dtype, n.inputs.size() == 3, node);
     }
     case OpType::MaxPool:

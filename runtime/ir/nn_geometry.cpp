@@ -56,10 +56,22 @@ void need_nchw(const Node& n, const Shape& x, const char* what) {
 
 }  // namespace
 
-ConvGeometry conv_geometry(const Node& n, const Shape& x, const Shape& w) {
-  need_nchw(n, x, "input");
+bool conv_nhwc(const Node& n) {
+  auto it = n.attrs.find("layout");
+  if (it == n.attrs.end()) return false;
+  const std::string& layout = n.attr_str("layout");
+  if (layout != "NCHW" && layout != "NHWC")
+    fail(n, "layout must be \"NCHW\" or \"NHWC\", got \"" + layout + "\"");
+  return layout == "NHWC";
+}
+
+ConvGeometry conv_geometry(const Node& n, const Shape& x_in, const Shape& w) {
+  need_nchw(n, x_in, "input");
   need_nchw(n, w, "weight");
   ConvGeometry g;
+  g.nhwc = conv_nhwc(n);
+  // The window arithmetic reads NCHW: an NHWC input's axes in that order.
+  const Shape x = g.nhwc ? Shape{x_in[0], x_in[3], x_in[1], x_in[2]} : x_in;
   g.n = x[0];
   g.c = x[1];
   g.m = w[0];
@@ -154,6 +166,7 @@ std::vector<ValueType> infer_nn_outputs(const Node& n, const std::vector<ValueTy
       if (in.size() == 3 && in[2].shape != Shape{c.m})
         fail(n, "bias has shape " + to_string(in[2].shape) + ", expected [" + std::to_string(c.m) +
                     "]");
+      if (c.nhwc) return {{in[0].dtype, {c.n, c.win.out[0], c.win.out[1], c.m}}};
       return {{in[0].dtype, {c.n, c.m, c.win.out[0], c.win.out[1]}}};
     }
     case OpType::MaxPool:

@@ -17,9 +17,12 @@ struct Window2d {
   int64_t in[2] = {0, 0}, out[2] = {0, 0};
 };
 
-// Conv: x [N, C, H, W], w [M, C/group, kh, kw], optional bias [M].
+// Conv: x [N, C, H, W], w [M, C/group, kh, kw], optional bias [M]. With the attribute
+// layout "NHWC" (the CPU backend's rewrite of Conv chains, nhwc_layout.h), x and the output
+// are [N, H, W, C] instead; the weights stay [M, C/group, kh, kw].
 struct ConvGeometry {
   int64_t n = 0, c = 0, m = 0, group = 1;
+  bool nhwc = false;
   Window2d win;
 };
 ConvGeometry conv_geometry(const Node& node, const Shape& x, const Shape& w);

@@ -1,0 +1,135 @@
+// The CPU backend's NHWC rewrite of Conv chains (runtime/cpu/nhwc_layout.h): which nodes it
+// moves to NHWC, that names of NCHW values, graph inputs and outputs are kept, and that the
+// rewritten graph computes what the original does (the naive reference of tests/support)
+// over a residual block, a depthwise stride-2 layer with odd sizes, a scalar operand, a value
+// leaving the chain half-way and a batch of two, at 1, 2 and 3 threads, run twice.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/cpu/nhwc_layout.h"
+#include "runtime/exec/executor.h"
+#include "runtime/io/graph_json.h"
+#include "runtime/io/random_inputs.h"
+#include "runtime/ir/error.h"
+#include "tests/support/jit_env.h"
+#include "tests/support/reference.h"
+
+namespace hf {
+namespace {
+
+// x -> conv1 -> relu1 -> conv2 -> add(relu1) -> mul(s) -> dw (3x3/2, group 8) -> relu2 -> out;
+// relu1 is a second graph output, and conv3 (1x1) reads relu2 as well.
+const char* kChain = R"({
+  "inputs": [
+    {"name": "x", "dtype": "f32", "shape": [2, 6, 9, 11]},
+    {"name": "s", "dtype": "f32", "shape": [1]},
+    {"name": "w1", "dtype": "f32", "shape": [8, 6, 3, 3]},
+    {"name": "b1", "dtype": "f32", "shape": [8]},
+    {"name": "w2", "dtype": "f32", "shape": [8, 8, 3, 3]},
+    {"name": "w3", "dtype": "f32", "shape": [8, 1, 3, 3]},
+    {"name": "w4", "dtype": "f32", "shape": [5, 8, 1, 1]}
+  ],
+  "nodes": [
+    {"name": "conv1", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]}, "inputs": ["x", "w1", "b1"]},
+    {"name": "relu1", "op": "Elemwise", "mode": "RELU", "inputs": ["conv1:0"]},
+    {"name": "conv2", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]}, "inputs": ["relu1:0", "w2"]},
+    {"name": "add", "op": "Elemwise", "mode": "ADD", "inputs": ["conv2:0", "relu1:0"]},
+    {"name": "mul", "op": "Elemwise", "mode": "MUL", "inputs": ["add:0", "s"]},
+    {"name": "dw", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1], "strides": [2, 2], "group": 8},
+     "inputs": ["mul:0", "w3"]},
+    {"name": "relu2", "op": "Elemwise", "mode": "RELU", "inputs": ["dw:0"]},
+    {"name": "conv3", "op": "Conv", "inputs": ["relu2:0", "w4"]}
+  ],
+  "outputs": ["conv3:0", "relu1:0", "relu2:0"]
+})";
+
+int count_op(const Graph& g, OpType op) {
+  int n = 0;
+  for (NodeId id : g.topo_order()) n += g.node(id).op == op;
+  return n;
+}
+
+TEST(NhwcLayout, MovesConvChainsToNhwcWithOneTransposeAtEachEnd) {
+  const Graph g = parse_graph_json(kChain, "chain");
+  std::unique_ptr<Graph> nhwc = cpu::nhwc_conv_chains(g);
+  ASSERT_NE(nhwc, nullptr);
+  verify(*nhwc);
+  for (NodeId id : nhwc->topo_order()) {
+    const Node& n = nhwc->node(id);
+    if (n.op == OpType::Conv) {
+      EXPECT_EQ(n.attr_str("layout"), "NHWC") << n.name;
+    }
+  }
+  // x in; conv3, relu1 and relu2 out (relu2 also feeds conv3 inside the chain).
+  EXPECT_EQ(count_op(*nhwc, OpType::Dimshuffle), 4);
+  ASSERT_EQ(nhwc->outputs().size(), g.outputs().size());
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    EXPECT_EQ(nhwc->value(nhwc->outputs()[i]).name, g.value(g.outputs()[i]).name);
+    EXPECT_EQ(nhwc->value(nhwc->outputs()[i]).shape, g.value(g.outputs()[i]).shape);
+  }
+  for (ValueId v : g.inputs()) EXPECT_TRUE(nhwc->find_value(g.value(v).name)) << g.value(v).name;
+}
+
+TEST(NhwcLayout, ComputesWhatTheNchwGraphDoes) {
+  const Graph g = parse_graph_json(kChain, "chain");
+  std::unique_ptr<Graph> nhwc = cpu::nhwc_conv_chains(g);
+  ASSERT_NE(nhwc, nullptr);
+  std::vector<HostTensor> in = random_inputs(g, 11);
+  std::vector<HostTensor> ref = test::reference_run(g, in);
+  for (int threads : {1, 2, 3}) {
+    cpu::ThreadPool pool(threads);
+    cpu::CpuBackend backend(&pool);
+    Executor exec(*nhwc, backend);
+    for (int iter = 0; iter < 2; ++iter) {
+      auto out = exec.run(views(in));
+      ASSERT_EQ(out.size(), ref.size());
+      for (size_t i = 0; i < out.size(); ++i) {
+        ASSERT_EQ(out[i].shape, ref[i].shape());
+        test::Mismatch m = test::compare(ref[i].view(), out[i], 1e-4, 1e-5);
+        EXPECT_EQ(m.index, -1) << threads << " threads, iteration " << iter << ", output " << i
+                               << " element " << m.index << ": expected " << m.expected << ", got "
+                               << m.actual;
+      }
+    }
+  }
+}
+
+TEST(NhwcLayout, LeavesALoneConvAndOtherLayoutsAlone) {
+  const char* one = R"({
+    "inputs": [{"name": "x", "dtype": "f32", "shape": [1, 3, 8, 8]},
+               {"name": "w", "dtype": "f32", "shape": [4, 3, 3, 3]}],
+    "nodes": [{"name": "c", "op": "Conv", "inputs": ["x", "w"]},
+              {"name": "r", "op": "Elemwise", "mode": "RELU", "inputs": ["c:0"]}],
+    "outputs": ["r:0"]})";
+  EXPECT_EQ(cpu::nhwc_conv_chains(parse_graph_json(one, "one")), nullptr);
+  // A broadcast operand ([C,1,1]) would need its own transpose: the Add ends the chain.
+  const char* bias = R"({
+    "inputs": [{"name": "x", "dtype": "f32", "shape": [1, 3, 8, 8]},
+               {"name": "w", "dtype": "f32", "shape": [3, 3, 1, 1]},
+               {"name": "b", "dtype": "f32", "shape": [3, 1, 1]}],
+    "nodes": [{"name": "c1", "op": "Conv", "inputs": ["x", "w"]},
+              {"name": "a", "op": "Elemwise", "mode": "ADD", "inputs": ["c1:0", "b"]},
+              {"name": "c2", "op": "Conv", "inputs": ["a:0", "w"]}],
+    "outputs": ["c2:0"]})";
+  EXPECT_EQ(cpu::nhwc_conv_chains(parse_graph_json(bias, "bias")), nullptr);
+}
+
+TEST(NhwcLayout, RefusesAnUnknownLayoutNamingTheNode) {
+  const char* bad = R"({
+    "inputs": [{"name": "x", "dtype": "f32", "shape": [1, 3, 8, 8]},
+               {"name": "w", "dtype": "f32", "shape": [4, 3, 3, 3]}],
+    "nodes": [{"name": "c", "op": "Conv", "attrs": {"layout": "NCWH"}, "inputs": ["x", "w"]}],
+    "outputs": ["c:0"]})";
+  try {
+    parse_graph_json(bad, "bad");
+    FAIL() << "accepted layout NCWH";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'c'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("layout"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace hf
