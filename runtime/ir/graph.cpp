@@ -72,6 +72,9 @@ ValueId Graph::new_value(Value v) {
                 ", more than the supported " + std::to_string(kMaxRank));
   for (int64_t d : v.shape)
     if (d < 0) throw Error("value '" + v.name + "' has a negative dimension " + to_string(v.shape));
+  // Node outputs were checked naming their node (infer_outputs); this catches inputs.
+  if (!numel_within(v.shape))
+    throw Error("value '" + v.name + "' " + to_string(v.shape) + " has more than 2^40 elements");
   ValueId id = static_cast<ValueId>(values_.size());
   by_name_[v.name] = id;
   values_.push_back(std::move(v));
@@ -96,12 +99,12 @@ std::vector<ValueId> Graph::add_node(Node node, std::vector<std::string> output_
   }
   std::vector<ValueType> out_types = infer_outputs(node, in_types);
   if (!output_names.empty() && output_names.size() != out_types.size())
-    throw Error(describe(node) + ": has " + std::to_string(out_types.size()) +
-                " outputs, but " + std::to_string(output_names.size()) + " names were given");
+    throw Error(describe(node) + ": has " + std::to_string(out_types.size()) + " outputs, but " +
+                std::to_string(output_names.size()) + " names were given");
   node.outputs.clear();
   for (size_t i = 0; i < out_types.size(); ++i) {
-    std::string vname = output_names.empty() ? node.name + ":" + std::to_string(i)
-                                             : std::move(output_names[i]);
+    std::string vname =
+        output_names.empty() ? node.name + ":" + std::to_string(i) : std::move(output_names[i]);
     node.outputs.push_back(new_value(Value{vname, out_types[i].dtype, out_types[i].shape, id, {}}));
   }
   nodes_.push_back(std::move(node));
@@ -131,8 +134,8 @@ std::vector<NodeId> Graph::consumers(ValueId v) const {
 }
 
 int Graph::live_node_count() const {
-  return static_cast<int>(std::count_if(nodes_.begin(), nodes_.end(),
-                                        [](const Node& n) { return !n.dead; }));
+  return static_cast<int>(
+      std::count_if(nodes_.begin(), nodes_.end(), [](const Node& n) { return !n.dead; }));
 }
 
 std::vector<NodeId> Graph::topo_order() const {
