@@ -82,6 +82,14 @@ expect "node 'c' (Constant): shape [4294967296,4294967296] has more than 2^40 el
 expect "node 'grow' (Broadcast): output 0 would be [8,2305843009213693952]" \
   "$hostile/slice-past-wrapped-broadcast.json" --fusion off --iters 1 --warmup 0 \
   --save-outputs "$tmp/slice-out"
+# Silent wrong values (issue 23): each is an error naming the input, option or variable.
+expect "value 'ids': init [0, 1e+30] must be [lo, hi] with lo < hi, within [-2147483648, 2147483648] for i32" \
+  "$hostile/init-too-large-for-i32.json" --fusion off --iters 1 --warmup 0
+expect "value 'x': init [-1e+308, 1e+308]" "$hostile/init-overflows-f32.json" --fusion off --iters 1 --warmup 0
+expect "--seed: must be an integer from 0 to 18446744073709551615, got -1" "$ex" --seed -1
+HOTFUSE_NUM_THREADS=abc expect "HOTFUSE_NUM_THREADS=abc: must be a thread count from 1 to 1024" \
+  "$ex" --fusion off --iters 1 --warmup 0
+HOTFUSE_NUM_THREADS=-1 expect "HOTFUSE_NUM_THREADS=-1: must be a thread count" "$ex" --fusion off --iters 1 --warmup 0
 expect "--report /no/such/dir/r.json" "$ex" --iters 1 --warmup 0 --fusion off --report /no/such/dir/r.json
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }

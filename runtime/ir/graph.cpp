@@ -1,7 +1,10 @@
 #include "runtime/ir/graph.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <limits>
 #include <set>
+#include <utility>
 
 #include "runtime/ir/error.h"
 #include "runtime/ir/op_table.h"
@@ -81,8 +84,47 @@ ValueId Graph::new_value(Value v) {
   return id;
 }
 
+namespace {
+// The closed interval an init range must lie in for `t`: the finite values of a float type
+// (so hi - lo is finite too); for an integer type, [min, max + 1], since values are
+// floor(x) with x < hi. Bool inputs are random bits; their range is unused.
+std::pair<double, double> init_limits(DType t) {
+  switch (t) {
+    case DType::F32:
+      return {-3.4028234663852886e38, 3.4028234663852886e38};
+    case DType::BF16:
+      return {-3.3895313892515355e38, 3.3895313892515355e38};
+    case DType::F16:
+      return {-65504.0, 65504.0};
+    case DType::I32:
+      return {-2147483648.0, 2147483648.0};
+    case DType::I64:
+      return {-9223372036854775808.0, 9223372036854775808.0};
+    case DType::U8:
+      return {0.0, 256.0};
+    case DType::Bool:
+      break;
+  }
+  return {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+}
+
+void check_init(const std::string& name, DType t, const InitRange& r) {
+  auto [min, max] = init_limits(t);
+  auto number = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+    return std::string(buf);
+  };
+  if (!(r.lo < r.hi) || !(r.lo >= min) || !(r.hi <= max))
+    throw Error("value '" + name + "': init [" + number(r.lo) + ", " + number(r.hi) +
+                "] must be [lo, hi] with lo < hi, within [" + number(min) + ", " + number(max) +
+                "] for " + std::string(dtype_name(t)));
+}
+}  // namespace
+
 ValueId Graph::add_input(std::string name, DType dtype, Shape shape,
                          std::optional<InitRange> init) {
+  if (init) check_init(name, dtype, *init);
   ValueId id = new_value(Value{std::move(name), dtype, std::move(shape), kNoNode, init});
   inputs_.push_back(id);
   return id;
