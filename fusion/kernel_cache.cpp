@@ -36,9 +36,10 @@ KernelCache& KernelCache::host() {
   return cache;
 }
 
-const LoadedKernel* KernelCache::find(uint64_t spec_hash) const {
+const LoadedKernel* KernelCache::find(const KernelSpec& spec) const {
+  const std::string key = spec.canonical();
   std::lock_guard lock(mu_);
-  auto it = loaded_.find(spec_hash);
+  auto it = loaded_.find(key);
   return it == loaded_.end() ? nullptr : it->second.get();
 }
 
@@ -70,9 +71,12 @@ std::string KernelCache::disk_key(const KernelSpec& spec) const {
 }
 
 bool KernelCache::cached(const KernelSpec& spec) const {
+  const std::string key = spec.canonical();
   {
     std::lock_guard lock(mu_);
-    if (loaded_.count(spec.hash())) return true;
+    if (loaded_.count(key)) return true;
+    auto owner = names_.find(spec.hash());
+    if (owner != names_.end() && owner->second != key) return false;  // ensure() refuses it
   }
   if (!disk_) return false;
   std::error_code ec;
@@ -88,14 +92,22 @@ std::filesystem::path KernelCache::keep_source(const KernelSpec& spec, const std
 
 CompileOutcome KernelCache::ensure(const KernelSpec& spec, const std::string& origin) {
   auto t0 = std::chrono::steady_clock::now();
-  const uint64_t hash = spec.hash();
+  const std::string spec_key = spec.canonical();
   const std::string name = kernel_name(spec);
   {
     std::lock_guard lock(mu_);
-    if (loaded_.count(hash)) {
+    if (loaded_.count(spec_key)) {
       ++memory_hits_;
       return {true, CompileOutcome::Memory, ms_since(t0), ""};
     }
+    // The first spec to ask for a name keeps it, loaded or not (its source and log carry
+    // the name too).
+    auto [owner, first] = names_.emplace(spec.hash(), spec_key);
+    if (!first && owner->second != spec_key)
+      return {false, CompileOutcome::Failed, ms_since(t0),
+              "kernel " + name +
+                  " has the name of a different kernel already built here (a collision of "
+                  "the 64-bit spec hash); its region runs unfused"};
   }
 
   // The lock is not held while compiling or loading: the executor looks kernels up
@@ -104,7 +116,7 @@ CompileOutcome KernelCache::ensure(const KernelSpec& spec, const std::string& or
   auto load = [&](const std::string& artifact) {
     std::unique_ptr<LoadedKernel> k = toolchain_->load(artifact, name, *workdir_);
     std::lock_guard lock(mu_);
-    loaded_.emplace(hash, std::move(k));
+    loaded_.emplace(spec_key, std::move(k));
   };
 
   std::string key;

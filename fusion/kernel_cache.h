@@ -1,11 +1,15 @@
-// Compiled region kernels by spec hash, for one target: in memory for this process, on
+// Compiled region kernels by spec, for one target: in memory for this process, on
 // disk across processes. One cache for every target; a KernelToolchain says what differs
 // (the language the kernel is generated in, how it compiles, how it loads).
 //
 // ensure() is the only way code gets loaded: a memory hit costs nothing; a disk hit loads
 // the verified artifact; a miss generates the source, compiles it and stores the artifact
-// on disk. Thread-safe: the adaptive session compiles on a worker thread while iterations
-// look kernels up with find().
+// on disk. In memory a kernel is found by its spec's full encoding, never by the 64-bit
+// hash in its name: collisions of that hash can be built offline. A spec whose name
+// hf_<hash> another spec already holds here is refused (its region runs unfused): its
+// files would overwrite the other's in the work directory, and dlopen of the same path
+// would hand back the other's library. Thread-safe: the adaptive session compiles on a worker
+// thread while iterations look kernels up with find().
 #pragma once
 #include <filesystem>
 #include <map>
@@ -85,8 +89,8 @@ class KernelCache {
   // Whether ensure() would find the kernel in memory or on disk (no compile). A cheap
   // look, not a verification: a corrupt entry found later is still rebuilt.
   bool cached(const KernelSpec& spec) const;
-  // The loaded kernel for a spec hash, or nullptr.
-  const LoadedKernel* find(uint64_t spec_hash) const;
+  // The loaded kernel for this very spec (compared in full), or nullptr.
+  const LoadedKernel* find(const KernelSpec& spec) const;
   // The source ensure() compiles for this spec and origin: what a dump shows.
   std::string source(const KernelSpec& spec, const std::string& origin) const;
   // Writes the source into the work directory where it outlives the process and returns
@@ -111,7 +115,10 @@ class KernelCache {
   std::shared_ptr<Workdir> workdir_;
   std::shared_ptr<DiskCache> disk_;
   mutable std::mutex mu_;
-  std::map<uint64_t, std::unique_ptr<LoadedKernel>> loaded_;
+  // Keyed by KernelSpec::canonical().
+  std::map<std::string, std::unique_ptr<LoadedKernel>> loaded_;
+  // Which spec (canonical()) each kernel name's hash belongs to in this process.
+  std::map<uint64_t, std::string> names_;
   int compiles_ = 0, disk_hits_ = 0, memory_hits_ = 0;
 };
 

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <type_traits>
 
 namespace hf::fusion {
 
@@ -13,23 +15,20 @@ bool KernelSpec::flat() const {
 }
 
 namespace {
-struct Fnv {
-  uint64_t h = 1469598103934665603ull;
-  void bytes(const void* p, size_t n) {
-    const unsigned char* c = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ c[i]) * 1099511628211ull;
-  }
+// Appends each field's bytes: the spec's canonical encoding.
+struct Encoder {
+  std::string out;
   template <class T>
   void operator()(T v) {
     static_assert(std::is_arithmetic_v<T> || std::is_enum_v<T>);
-    bytes(&v, sizeof v);
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
   }
 };
 }  // namespace
 
-uint64_t KernelSpec::hash() const {
+std::string KernelSpec::canonical() const {
   // Field by field (never struct bytes: padding is not stable), with counts as separators.
-  Fnv f;
+  Encoder f;
   f(uint32_t{2});  // encoding version: bump when the meaning of a field changes
   f(rank);
   f(inputs.size());
@@ -62,7 +61,15 @@ uint64_t KernelSpec::hash() const {
     f(reduce->first_axis);
   }
   if (row_stages()) f(row_axis);
-  return f.h;
+  return std::move(f.out);
+}
+
+uint64_t KernelSpec::hash() const {
+  // FNV-1a: the same values as before the encoding was split out, so kernel names and the
+  // disk entries keyed by their sources stay the same.
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : canonical()) h = (h ^ c) * 1099511628211ull;
+  return h;
 }
 
 std::string KernelSpec::hash_hex() const {

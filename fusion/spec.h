@@ -73,9 +73,18 @@ struct KernelSpec {
   bool flat() const;
   // A multi-stage row kernel (row_axis >= 0).
   bool row_stages() const { return row_axis >= 0; }
-  // Stable across processes and builds (FNV-1a over a canonical encoding).
+  // Every field, in a stable byte encoding: two specs are the same kernel exactly when
+  // their encodings are equal. What in-memory caches key by.
+  std::string canonical() const;
+  // FNV-1a of canonical(): stable across processes and builds, the kernel's name
+  // (hf_<hash>). 64 bits a collision can be built for offline, so it names a kernel but
+  // never identifies one: compare canonical() (operator==).
   uint64_t hash() const;
   std::string hash_hex() const;
+
+  friend bool operator==(const KernelSpec& a, const KernelSpec& b) {
+    return a.canonical() == b.canonical();
+  }
 };
 
 }  // namespace hf::fusion

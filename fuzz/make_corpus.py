@@ -3,8 +3,9 @@
 
     /usr/bin/python3 fuzz/make_corpus.py      (Debian's python3: it has onnx and numpy)
 
-  graph_json    the example graphs in traces/graphs
-  onnx          the small models of tests/onnx_models.py (one per importer feature)
+  graph_json    the example graphs in traces/graphs, and the hostile graphs of tests/data/hostile
+  onnx          the small models of tests/onnx_models.py (one per importer feature), and the
+                hostile models of tests/data/hostile (shapes whose counts overflow, ...)
   tensor_proto  every initializer and Constant value of those models, serialised alone,
                 plus one tensor per encoding (raw, typed fields, external data)
 
@@ -37,6 +38,13 @@ def main():
     for name in sorted(os.listdir(graphs)):
         with open(os.path.join(graphs, name), "rb") as f:
             write("graph_json", f.read())
+    # Hand-made hostile inputs (docs/reliability.md): seeds next to the fuzzer's mutations.
+    hostile = os.path.join(ROOT, "tests", "data", "hostile")
+    for name in sorted(os.listdir(hostile)):
+        target = {".json": "graph_json", ".onnx": "onnx"}.get(os.path.splitext(name)[1])
+        if target:
+            with open(os.path.join(hostile, name), "rb") as f:
+                write(target, f.read())
     tensors = []
     for name, fn in onnx_models.MODELS.items():
         m = fn()

@@ -17,7 +17,7 @@ class FusedCpuKernel final : public Kernel {
  public:
   FusedCpuKernel(const Node& n, const fusion::RegionKernel& rk, fusion::HostKernelFn fn,
                  double bytes, double flops, cpu::ThreadPool& pool, const FusedRunHook& hook)
-      : fn_(fn), pool_(pool), hook_(hook), hash_(rk.spec.hash()) {
+      : fn_(fn), pool_(pool), hook_(hook), spec_(rk.spec) {
     const fusion::KernelSpec& spec = rk.spec;
     FusedBinding binding = bind_fused(n, rk);
     in_slot_ = std::move(binding.in_slot);
@@ -40,14 +40,14 @@ class FusedCpuKernel final : public Kernel {
     const fusion::KernelArgs* a = args_.get();
     fusion::HostKernelFn fn = fn_;
     pool_.parallel_for(range_, grain_, [a, fn](int64_t b, int64_t e) { fn(a, b, e); });
-    if (hook_) hook_(hash_, out);
+    if (hook_) hook_(spec_, out);
   }
 
  private:
   fusion::HostKernelFn fn_;
   cpu::ThreadPool& pool_;
   const FusedRunHook& hook_;
-  uint64_t hash_;
+  fusion::KernelSpec spec_;                   // what the hook is told
   std::unique_ptr<fusion::KernelArgs> args_;  // ~4.7 KiB: strides for 64 inputs
   std::vector<size_t> in_slot_, out_slot_;
   int64_t range_ = 0, grain_ = 1;
@@ -59,7 +59,7 @@ std::unique_ptr<Kernel> FusingCpuBackend::make_kernel(const Graph& g, const Node
   if (n.op != OpType::Fused) return base_.make_kernel(g, n);
   auto* f = dynamic_cast<const fusion::FusedRegion*>(n.payload.get());
   if (!f) throw Error(describe(n) + ": fused node without a region kernel");
-  auto* k = dynamic_cast<const fusion::HostKernel*>(kernels_.find(f->kernel.spec.hash()));
+  auto* k = dynamic_cast<const fusion::HostKernel*>(kernels_.find(f->kernel.spec));
   if (!k) throw Error(describe(n) + ": kernel " + f->kernel.spec.hash_hex() + " is not loaded");
   return std::make_unique<FusedCpuKernel>(n, f->kernel, k->fn, node_bytes(g, n), node_flops(g, n),
                                           base_.pool(), hook_);

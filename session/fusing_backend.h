@@ -8,9 +8,11 @@
 
 namespace hf {
 
-// A test hook run after every fused kernel, told its spec hash and outputs: tests use it
-// to make a kernel wrong or slow and check that the session notices.
-using FusedRunHook = std::function<void(uint64_t spec_hash, std::span<const TensorView> outputs)>;
+// A test hook run after every fused kernel, told its spec and outputs: tests use it to
+// make a kernel wrong or slow and check that the session notices. The spec, not its hash:
+// two specs can share a hash.
+using FusedRunHook =
+    std::function<void(const fusion::KernelSpec& spec, std::span<const TensorView> outputs)>;
 
 class FusingCpuBackend final : public WrappingBackend {
  public:

@@ -141,7 +141,7 @@ std::unique_ptr<Kernel> FusingCudaBackend::make_kernel(const Graph& g, const Nod
   if (n.op != OpType::Fused) return base_.make_kernel(g, n);
   auto* f = dynamic_cast<const fusion::FusedRegion*>(n.payload.get());
   if (!f) throw Error(describe(n) + ": fused node without a region kernel");
-  auto* k = dynamic_cast<const CudaKernel*>(kernels_.find(f->kernel.spec.hash()));
+  auto* k = dynamic_cast<const CudaKernel*>(kernels_.find(f->kernel.spec));
   if (!k)
     throw Error(describe(n) + ": CUDA kernel " + f->kernel.spec.hash_hex() + " is not loaded");
   return std::make_unique<FusedCudaKernel>(n, f->kernel, k->module, base_);

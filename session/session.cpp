@@ -105,9 +105,9 @@ Session::Session(const Graph& g, SessionTarget target, const MachinePeak& machin
     throw Error("Session: the SessionTarget lacks a backend or a kernel cache");
   FusedRunHook hook;
   if (options_.after_fused_run)
-    hook = [this](uint64_t hash, std::span<const TensorView> out) {
+    hook = [this](const fusion::KernelSpec& spec, std::span<const TensorView> out) {
       for (size_t r = 0; r < kernels_.size(); ++r)
-        if (!kernels_[r].outputs.empty() && kernels_[r].spec.hash() == hash) {
+        if (!kernels_[r].outputs.empty() && kernels_[r].spec == spec) {
           options_.after_fused_run(static_cast<int>(r), out);
           return;
         }

@@ -64,6 +64,32 @@ expect "--fusion" "$ex" --fusion sometimes
 MGB_JIT_BACKEND=PTX expect "MGB_JIT_BACKEND" "$ex" --iters 1 --warmup 0
 mkdir -m 0777 "$tmp/open"
 MGB_JIT_WORKDIR="$tmp/open" expect "$tmp/open" "$ex" --iters 1 --warmup 0
+# Shapes whose element counts wrapped (issue 23): a Conv's 16-byte output written 2^64
+# elements far, a Slice reading past a wrapped Broadcast. The IR counts every value.
+hostile="$root/tests/data/hostile"
+expect "node 'conv' (Conv): output 0 would be [1,1,4294836226,4295098370], more than 2^40 elements" \
+  "$hostile/conv-output-wraps.json" --fusion off --iters 1 --warmup 0
+expect "(Conv): output 0 would be [1,1,4294836226,4295098370], more than 2^40 elements" \
+  "$hostile/conv-output-wraps.onnx" --fusion off --iters 1 --warmup 0
+expect "node 'pool' (MaxPool): pads entries must be >= 0 and <= 2^40" \
+  "$hostile/pool-pads-2e62.json" --fusion off --iters 1 --warmup 0
+expect "node 'grow' (Broadcast): output 0 would be [4294967296,4294967296]" \
+  "$hostile/broadcast-count-wraps.json" --fusion off --iters 1 --warmup 0
+expect "node 'flat' (Reshape): shape [0,2305843009213693952] has more than 2^40 elements" \
+  "$hostile/reshape-zero-times-huge.json" --fusion off --iters 1 --warmup 0
+expect "node 'c' (Constant): shape [4294967296,4294967296] has more than 2^40 elements" \
+  "$hostile/constant-count-wraps.json" --fusion off --iters 1 --warmup 0
+expect "node 'grow' (Broadcast): output 0 would be [8,2305843009213693952]" \
+  "$hostile/slice-past-wrapped-broadcast.json" --fusion off --iters 1 --warmup 0 \
+  --save-outputs "$tmp/slice-out"
+# Silent wrong values (issue 23): each is an error naming the input, option or variable.
+expect "value 'ids': init [0, 1e+30] must be [lo, hi] with lo < hi, within [-2147483648, 2147483648] for i32" \
+  "$hostile/init-too-large-for-i32.json" --fusion off --iters 1 --warmup 0
+expect "value 'x': init [-1e+308, 1e+308]" "$hostile/init-overflows-f32.json" --fusion off --iters 1 --warmup 0
+expect "--seed: must be an integer from 0 to 18446744073709551615, got -1" "$ex" --seed -1
+HOTFUSE_NUM_THREADS=abc expect "HOTFUSE_NUM_THREADS=abc: must be a thread count from 1 to 1024" \
+  "$ex" --fusion off --iters 1 --warmup 0
+HOTFUSE_NUM_THREADS=-1 expect "HOTFUSE_NUM_THREADS=-1: must be a thread count" "$ex" --fusion off --iters 1 --warmup 0
 expect "--report /no/such/dir/r.json" "$ex" --iters 1 --warmup 0 --fusion off --report /no/such/dir/r.json
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }

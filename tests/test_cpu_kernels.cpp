@@ -16,6 +16,7 @@
 
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/thread_pool.h"
+#include "runtime/ir/error.h"
 #include "runtime/ops/half.h"
 #include "runtime/ops/scalar_math.h"
 
@@ -1329,12 +1330,24 @@ TEST(CpuThreadPool, SizeFromEnvironment) {
     ThreadPool p;
     EXPECT_EQ(p.size(), 3);
   }
-  ::setenv("HOTFUSE_NUM_THREADS", "junk", 1);
+  // Anything but a thread count is an error naming the variable, not silently "all
+  // hardware threads" (issue 23).
+  for (const char* bad : {"junk", "-1", "0", "", "3x", "1025", "99999999999999999999"}) {
+    ::setenv("HOTFUSE_NUM_THREADS", bad, 1);
+    try {
+      ThreadPool p;
+      ADD_FAILURE() << "HOTFUSE_NUM_THREADS=" << bad << " gave " << p.size() << " threads";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("HOTFUSE_NUM_THREADS=" + std::string(bad) + ":"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  ::unsetenv("HOTFUSE_NUM_THREADS");
   {
     ThreadPool p;
     EXPECT_EQ(p.size(), static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   }
-  ::unsetenv("HOTFUSE_NUM_THREADS");
   ThreadPool explicit_size(4);
   EXPECT_EQ(explicit_size.size(), 4);
 }

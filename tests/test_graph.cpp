@@ -28,6 +28,33 @@ Node op(OpType t, std::vector<ValueId> in, Attrs attrs, std::string name = "") {
   return n;
 }
 
+// An init range the input's type cannot hold is an error naming the input (issue 23): an
+// i32 in [0, 1e30] was all zeros, an f32 in [-1e308, 1e308] all infinities.
+TEST(Graph, InitRangeMustFitTheInputsType) {
+  struct Case {
+    DType t;
+    double lo, hi;
+  } bad[] = {{DType::I32, 0, 1e30}, {DType::I64, 0, 1e30},   {DType::I32, -3e9, 0},
+             {DType::U8, -1, 10},   {DType::U8, 0, 257},     {DType::F32, -1e308, 1e308},
+             {DType::F16, 0, 1e5},  {DType::BF16, -1e39, 0}, {DType::F32, 2, 1}};
+  for (const Case& c : bad) {
+    Graph g;
+    try {
+      g.add_input("x", c.t, {4}, InitRange{c.lo, c.hi});
+      ADD_FAILURE() << dtype_name(c.t) << " [" << c.lo << ", " << c.hi << "] accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("value 'x': init ["), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(dtype_name(c.t)), std::string::npos) << e.what();
+    }
+  }
+  Graph g;  // the edges of each type are fine
+  g.add_input("i32", DType::I32, {4}, InitRange{-2147483648.0, 2147483648.0});
+  g.add_input("i64", DType::I64, {4}, InitRange{-9.2e18, 9.2e18});
+  g.add_input("u8", DType::U8, {4}, InitRange{0, 256});
+  g.add_input("f16", DType::F16, {4}, InitRange{-65504, 65504});
+  g.add_input("f32", DType::F32, {4}, InitRange{-1e38, 1e38});
+}
+
 TEST(Graph, ElemwiseInfersBroadcastShapeAndBoolForComparisons) {
   Graph g;
   ValueId a = g.add_input("a", DType::F32, {4, 1, 3});

@@ -41,7 +41,7 @@ TEST(KernelCache, HostCacheEnsuresCachesAndKeepsSources) {
   EXPECT_EQ(c.source, fusion::CompileOutcome::Compiled);
   EXPECT_TRUE(k.cached(spec));
   // What FusingCpuBackend looks up.
-  EXPECT_NE(dynamic_cast<const fusion::HostKernel*>(k.find(spec.hash())), nullptr);
+  EXPECT_NE(dynamic_cast<const fusion::HostKernel*>(k.find(spec)), nullptr);
   EXPECT_EQ(k.ensure(spec, "test").source, fusion::CompileOutcome::Memory);
   EXPECT_EQ(k.compiles(), 1);
   EXPECT_EQ(k.memory_hits(), 1);
@@ -52,7 +52,7 @@ TEST(KernelCache, HostCacheEnsuresCachesAndKeepsSources) {
   c = second->ensure(spec, "test");
   ASSERT_TRUE(c.ok) << c.message;
   EXPECT_EQ(c.source, fusion::CompileOutcome::Disk);
-  EXPECT_NE(dynamic_cast<const fusion::HostKernel*>(second->find(spec.hash())), nullptr);
+  EXPECT_NE(dynamic_cast<const fusion::HostKernel*>(second->find(spec)), nullptr);
   EXPECT_EQ(second->compiles(), 0);
   EXPECT_EQ(second->disk_hits(), 1);
 

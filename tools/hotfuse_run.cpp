@@ -322,7 +322,16 @@ int main(int argc, char** argv) {
                "--dump, --save-outputs: write into a non-empty directory, replacing only the "
                "files they write");
   add_tensor_file_options(app, o);
-  app.add_option("--seed", o.seed, "seed of the random inputs")->capture_default_str();
+  // Digits only: CLI11 reads "-1" into a uint64_t as 2^64 - 1 (a seed nobody asked for).
+  app.add_option("--seed", o.seed, "seed of the random inputs")
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            return s.empty() || s.find_first_not_of("0123456789") != std::string::npos
+                       ? std::string("must be an integer from 0 to 18446744073709551615, got " + s)
+                       : std::string();
+          },
+          "UINT64"))
+      ->capture_default_str();
   app.add_option("--threads", o.threads,
                  "CPU threads (0: HOTFUSE_NUM_THREADS, else all hardware threads)")
       ->check(CLI::Range(0, 1024))

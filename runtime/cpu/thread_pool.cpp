@@ -1,13 +1,17 @@
 #include "runtime/cpu/thread_pool.h"
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include "runtime/ir/error.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -42,11 +46,17 @@ constexpr uint64_t pack(uint64_t gen, uint64_t next, uint64_t count) {
 
 thread_local bool tl_in_parallel = false;
 
+// A value that is set must be a thread count (like --threads, at most 1024): "abc" or "-1"
+// silently meant "every hardware thread" before, which is not what was asked for.
 int threads_from_env() {
   if (const char* s = std::getenv("HOTFUSE_NUM_THREADS")) {
     char* end = nullptr;
+    errno = 0;
     long v = std::strtol(s, &end, 10);
-    if (end != s && *end == '\0' && v > 0) return static_cast<int>(std::min(v, 1024L));
+    if (end == s || *end != '\0' || errno != 0 || v < 1 || v > 1024)
+      throw Error("HOTFUSE_NUM_THREADS=" + std::string(s) +
+                  ": must be a thread count from 1 to 1024 (unset: every hardware thread)");
+    return static_cast<int>(v);
   }
   unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : static_cast<int>(hw);

@@ -2,8 +2,9 @@
 // of N threads owns N-1 workers. parallel_for returns when every chunk is done: a kernel's
 // time measured around it is the whole kernel's time.
 //
-// Size: HOTFUSE_NUM_THREADS=N (a positive integer) sets the size of pools built with
-// threads <= 0, ThreadPool::global() included; otherwise the hardware thread count.
+// Size: HOTFUSE_NUM_THREADS=N (an integer from 1 to 1024) sets the size of pools built with
+// threads <= 0, ThreadPool::global() included; otherwise the hardware thread count. Any
+// other value is an hf::Error naming the variable, thrown by the constructor.
 //
 // Workers that finish a job spin for ~200 us before blocking, so back-to-back kernels pay
 // no futex wake-up. Chunks are claimed dynamically (up to 8 per thread).
@@ -21,7 +22,8 @@ namespace hf::cpu {
 
 class ThreadPool {
  public:
-  // threads <= 0: the HOTFUSE_NUM_THREADS environment variable, else the hardware threads.
+  // threads <= 0: the HOTFUSE_NUM_THREADS environment variable, else the hardware threads
+  // (hf::Error when the variable is set to anything but 1..1024).
   explicit ThreadPool(int threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;

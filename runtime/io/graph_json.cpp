@@ -48,8 +48,8 @@ Shape get_shape(const json& obj, const char* key, const std::string& what) {
   for (int64_t d : dims)
     if (d < 0) throw Error(what + ": '" + key + "' has a negative dimension");
   Shape s(dims.begin(), dims.end());
-  // 2^40 elements, like the ONNX importer: beyond it sizes in bytes could overflow.
-  if (!numel_within(s, int64_t{1} << 40))
+  // kMaxElements, like the IR and the ONNX importer: beyond it sizes in bytes could overflow.
+  if (!numel_within(s))
     throw Error(what + ": '" + key + "' " + to_string(s) + " has too many elements");
   return s;
 }
@@ -185,7 +185,8 @@ Graph parse_graph_json(const std::string& text, const std::string& origin) {
 
 Graph read_graph_json(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, not a graph file");
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(path + ": is a directory, not a graph file");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(path + ": cannot open file");
   std::ostringstream ss;

@@ -34,8 +34,8 @@ int32_t to_elem_type(DType t);
 bool is_float_elem(int32_t t);    // FLOAT FLOAT16 BFLOAT16 DOUBLE
 bool is_numeric_elem(int32_t t);  // the float types, the integer types and BOOL
 
-// Overflow-checked element count; throws hf::Error("<what> has too many elements ...").
-inline constexpr int64_t kMaxElements = int64_t(1) << 40;
+// Overflow-checked element count (at most kMaxElements, shape.h); throws
+// hf::Error("<what> has too many elements ...").
 int64_t checked_numel(const Shape& s, const std::string& what);
 
 // A tensor known while importing: an initializer, a Constant node or a folded value. Float
@@ -48,7 +48,9 @@ struct ConstTensor {
   std::vector<int64_t> i;
 
   bool floating() const { return is_float_elem(type); }
-  int64_t size() const { return floating() ? static_cast<int64_t>(f.size()) : static_cast<int64_t>(i.size()); }
+  int64_t size() const {
+    return floating() ? static_cast<int64_t>(f.size()) : static_cast<int64_t>(i.size());
+  }
   double as_double(int64_t k) const { return floating() ? f[k] : static_cast<double>(i[k]); }
   // Integer value of element k; throws if a float element is not an integer.
   int64_t as_int(int64_t k) const;
@@ -120,8 +122,8 @@ class Importer {
     std::optional<ValueId> materialized;  // its Constant node, once a runtime op needs it
   };
   struct Slot {
-    std::optional<ValueId> rt;         // a graph value
-    std::shared_ptr<ConstEntry> c;     // or a tensor known at import time
+    std::optional<ValueId> rt;      // a graph value
+    std::shared_ptr<ConstEntry> c;  // or a tensor known at import time
   };
 
   // driver (onnx_import.cpp)
@@ -206,8 +208,8 @@ class Importer {
   int opset_ = 0;
   Graph g_;
   std::unordered_map<std::string, Slot> slots_;
-  std::vector<std::string> bound_;              // ONNX names in the order they were bound
-  std::unordered_set<std::string> reserved_;    // every ONNX value name
+  std::vector<std::string> bound_;            // ONNX names in the order they were bound
+  std::unordered_set<std::string> reserved_;  // every ONNX value name
   std::unordered_set<std::string> initializer_names_;
   std::vector<ValueId> graph_inputs_;
   std::vector<ValueId> graph_outputs_;

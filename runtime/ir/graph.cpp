@@ -1,7 +1,10 @@
 #include "runtime/ir/graph.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <limits>
 #include <set>
+#include <utility>
 
 #include "runtime/ir/error.h"
 #include "runtime/ir/op_table.h"
@@ -72,14 +75,56 @@ ValueId Graph::new_value(Value v) {
                 ", more than the supported " + std::to_string(kMaxRank));
   for (int64_t d : v.shape)
     if (d < 0) throw Error("value '" + v.name + "' has a negative dimension " + to_string(v.shape));
+  // Node outputs were checked naming their node (infer_outputs); this catches inputs.
+  if (!numel_within(v.shape))
+    throw Error("value '" + v.name + "' " + to_string(v.shape) + " has more than 2^40 elements");
   ValueId id = static_cast<ValueId>(values_.size());
   by_name_[v.name] = id;
   values_.push_back(std::move(v));
   return id;
 }
 
+namespace {
+// The closed interval an init range must lie in for `t`: the finite values of a float type
+// (so hi - lo is finite too); for an integer type, [min, max + 1], since values are
+// floor(x) with x < hi. Bool inputs are random bits; their range is unused.
+std::pair<double, double> init_limits(DType t) {
+  switch (t) {
+    case DType::F32:
+      return {-3.4028234663852886e38, 3.4028234663852886e38};
+    case DType::BF16:
+      return {-3.3895313892515355e38, 3.3895313892515355e38};
+    case DType::F16:
+      return {-65504.0, 65504.0};
+    case DType::I32:
+      return {-2147483648.0, 2147483648.0};
+    case DType::I64:
+      return {-9223372036854775808.0, 9223372036854775808.0};
+    case DType::U8:
+      return {0.0, 256.0};
+    case DType::Bool:
+      break;
+  }
+  return {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+}
+
+void check_init(const std::string& name, DType t, const InitRange& r) {
+  auto [min, max] = init_limits(t);
+  auto number = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+    return std::string(buf);
+  };
+  if (!(r.lo < r.hi) || !(r.lo >= min) || !(r.hi <= max))
+    throw Error("value '" + name + "': init [" + number(r.lo) + ", " + number(r.hi) +
+                "] must be [lo, hi] with lo < hi, within [" + number(min) + ", " + number(max) +
+                "] for " + std::string(dtype_name(t)));
+}
+}  // namespace
+
 ValueId Graph::add_input(std::string name, DType dtype, Shape shape,
                          std::optional<InitRange> init) {
+  if (init) check_init(name, dtype, *init);
   ValueId id = new_value(Value{std::move(name), dtype, std::move(shape), kNoNode, init});
   inputs_.push_back(id);
   return id;
@@ -96,12 +141,12 @@ std::vector<ValueId> Graph::add_node(Node node, std::vector<std::string> output_
   }
   std::vector<ValueType> out_types = infer_outputs(node, in_types);
   if (!output_names.empty() && output_names.size() != out_types.size())
-    throw Error(describe(node) + ": has " + std::to_string(out_types.size()) +
-                " outputs, but " + std::to_string(output_names.size()) + " names were given");
+    throw Error(describe(node) + ": has " + std::to_string(out_types.size()) + " outputs, but " +
+                std::to_string(output_names.size()) + " names were given");
   node.outputs.clear();
   for (size_t i = 0; i < out_types.size(); ++i) {
-    std::string vname = output_names.empty() ? node.name + ":" + std::to_string(i)
-                                             : std::move(output_names[i]);
+    std::string vname =
+        output_names.empty() ? node.name + ":" + std::to_string(i) : std::move(output_names[i]);
     node.outputs.push_back(new_value(Value{vname, out_types[i].dtype, out_types[i].shape, id, {}}));
   }
   nodes_.push_back(std::move(node));
@@ -131,8 +176,8 @@ std::vector<NodeId> Graph::consumers(ValueId v) const {
 }
 
 int Graph::live_node_count() const {
-  return static_cast<int>(std::count_if(nodes_.begin(), nodes_.end(),
-                                        [](const Node& n) { return !n.dead; }));
+  return static_cast<int>(
+      std::count_if(nodes_.begin(), nodes_.end(), [](const Node& n) { return !n.dead; }));
 }
 
 std::vector<NodeId> Graph::topo_order() const {

@@ -38,7 +38,9 @@ struct NodePayload {
   virtual ~NodePayload() = default;
 };
 
-// How a launcher fills a graph input when the user gives no data: uniform in [lo, hi).
+// How a launcher fills a graph input when the user gives no data: uniform in [lo, hi),
+// rounded down for integer types. Graph::add_input refuses a range whose values the input's
+// type cannot hold (an i32 in [0, 1e30] was all zeros, an f32 in [-1e308, 1e308] all inf).
 struct InitRange {
   double lo = -1, hi = 1;
 };
@@ -75,8 +77,8 @@ std::string describe(const Node& n);
 
 class Graph {
  public:
-  ValueId add_input(std::string name, DType dtype, Shape shape,
-                    std::optional<InitRange> init = {});
+  // Throws hf::Error naming the value when the shape or the init range is bad.
+  ValueId add_input(std::string name, DType dtype, Shape shape, std::optional<InitRange> init = {});
 
   // Appends a node and creates its outputs, whose shapes and dtypes come from the op table.
   // Throws hf::Error naming the node if arity, attributes, dtypes or shapes are wrong.

@@ -12,12 +12,20 @@ namespace {
   throw Error(describe(n) + ": " + msg);
 }
 
+// Window attributes (kernel, strides, dilations, pads) are at most kMaxElements, like any
+// dimension, so the window arithmetic below (sums of a few of them) cannot overflow.
+void check_range(const Node& n, const char* key, const std::vector<int64_t>& v, int64_t min) {
+  for (int64_t x : v)
+    if (x < min || x > kMaxElements)
+      fail(n, std::string(key) + " entries must be >= " + std::to_string(min) +
+                  " and <= 2^40, got " + std::to_string(x));
+}
+
 std::vector<int64_t> pair_attr(const Node& n, const char* key, int64_t fallback, int64_t min) {
   std::vector<int64_t> v = n.attr_ints(key, std::vector<int64_t>{fallback, fallback});
   if (v.size() != 2)
     fail(n, std::string(key) + " needs 2 entries (H, W), got " + std::to_string(v.size()));
-  for (int64_t x : v)
-    if (x < min) fail(n, std::string(key) + " entries must be >= " + std::to_string(min));
+  check_range(n, key, v, min);
   return v;
 }
 
@@ -28,19 +36,23 @@ void read_window(const Node& n, Window2d& w, const Shape& x, bool dilations, boo
   std::vector<int64_t> p = n.attr_ints("pads", std::vector<int64_t>{0, 0, 0, 0});
   if (p.size() != 4)
     fail(n, "pads needs 4 entries (top, left, bottom, right), got " + std::to_string(p.size()));
-  for (int64_t v : p)
-    if (v < 0) fail(n, "pads must be >= 0");
+  check_range(n, "pads", p, 0);
   for (int a = 0; a < 2; ++a) {
     w.stride[a] = s[a];
     w.dilation[a] = d[a];
     w.pad_begin[a] = p[a];
     w.pad_end[a] = p[a + 2];
     w.in[a] = x[2 + a];
-    int64_t span = (w.k[a] - 1) * w.dilation[a] + 1;
-    int64_t room = w.in[a] + w.pad_begin[a] + w.pad_end[a] - span;
-    if (room < 0)
-      fail(n, "the window (" + std::to_string(span) + ") is larger than the padded input " +
+    // in, pads, kernel, dilation <= 2^40: the padded input fits easily; only the span, a
+    // product of two of them, can overflow, and then it is larger than the padded input.
+    const int64_t padded = w.in[a] + w.pad_begin[a] + w.pad_end[a];
+    int64_t span = 0;
+    if (__builtin_mul_overflow(w.k[a] - 1, w.dilation[a], &span) || span + 1 > padded)
+      fail(n, "the window (" + std::to_string(w.k[a]) + " taps, dilation " +
+                  std::to_string(w.dilation[a]) + ") is larger than the padded input " +
                   to_string(x));
+    ++span;
+    int64_t room = padded - span;
     w.out[a] = (ceil ? (room + w.stride[a] - 1) / w.stride[a] : room / w.stride[a]) + 1;
     // ceil_mode (as PyTorch and onnxruntime): the last window must start inside the input
     // or its begin padding, never wholly in the end padding.
@@ -79,7 +91,7 @@ ConvGeometry conv_geometry(const Node& n, const Shape& x_in, const Shape& w) {
   if (g.group < 1 || g.c % g.group != 0 || g.m % g.group != 0)
     fail(n, "group " + std::to_string(g.group) + " must divide the input channels (" +
                 std::to_string(g.c) + ") and the output channels (" + std::to_string(g.m) + ")");
-  if (w[1] * g.group != g.c)
+  if (w[1] != g.c / g.group)  // not w[1] * group: group is unbounded when c is 0
     fail(n, "weight " + to_string(w) + " needs " + std::to_string(g.c / g.group) +
                 " input channels per group for input " + to_string(x));
   g.win.k[0] = w[2];
@@ -95,8 +107,8 @@ PoolGeometry pool_geometry(const Node& n, const Shape& x) {
   g.n = x[0];
   g.c = x[1];
   std::vector<int64_t> k = n.attr_ints("kernel_shape");
-  if (k.size() != 2 || k[0] < 1 || k[1] < 1)
-    fail(n, "kernel_shape needs 2 positive entries (kh, kw)");
+  if (k.size() != 2) fail(n, "kernel_shape needs 2 positive entries (kh, kw)");
+  check_range(n, "kernel_shape", k, 1);
   g.win.k[0] = k[0];
   g.win.k[1] = k[1];
   bool avg = n.op == OpType::AveragePool;
@@ -147,11 +159,17 @@ SliceGeometry slice_geometry(const Node& n, const Shape& in) {
       s = resolve(starts[i], -1, dim - 1);
       e = resolve(ends[i], -1, dim - 1);
     }
-    int64_t count = step > 0 ? (e - s + step - 1) / step : (s - e + (-step) - 1) / (-step);
-    g.start[*ax] = s;
-    g.step[*ax] = step;
-    g.count[*ax] = std::max<int64_t>(count, 0);
-    if (g.count[*ax] == 0) g.start[*ax] = 0;
+    // ceil(distance / |step|), in unsigned arithmetic: a step near +-2^63 (-step of
+    // INT64_MIN) must not overflow. s and e are clamped, so the distance is within a dim.
+    const int64_t distance = step > 0 ? e - s : s - e;
+    const uint64_t stride = step > 0 ? uint64_t(step) : 0 - uint64_t(step);
+    const int64_t count =
+        distance <= 0 ? 0 : static_cast<int64_t>((uint64_t(distance) - 1) / stride + 1);
+    g.start[*ax] = count == 0 ? 0 : s;
+    // A step only matters between two elements; when there are fewer it is 1, so the
+    // kernels never multiply a huge step (with two or more, |step| < dim <= 2^40).
+    g.step[*ax] = count > 1 ? step : 1;
+    g.count[*ax] = count;
   }
   return g;
 }

@@ -24,23 +24,33 @@ constexpr OpInfo kOps[] = {
 bool kind_accepts(ModeKind k, DType t) {
   switch (k) {
     case ModeKind::Float:
-    case ModeKind::Predicate: return is_float(t);
+    case ModeKind::Predicate:
+      return is_float(t);
     case ModeKind::Numeric:
-    case ModeKind::Compare: return t != DType::Bool;
-    case ModeKind::Int: return is_int(t);
-    case ModeKind::Logic: return t == DType::Bool || is_int(t);
+    case ModeKind::Compare:
+      return t != DType::Bool;
+    case ModeKind::Int:
+      return is_int(t);
+    case ModeKind::Logic:
+      return t == DType::Bool || is_int(t);
   }
   return false;
 }
 
 const char* kind_text(ModeKind k) {
   switch (k) {
-    case ModeKind::Float: return "a float type (f32, f16, bf16)";
-    case ModeKind::Predicate: return "a float type (f32, f16, bf16)";
-    case ModeKind::Numeric: return "a numeric type (not bool)";
-    case ModeKind::Compare: return "a numeric type (not bool)";
-    case ModeKind::Int: return "an integer type (i32, i64, u8)";
-    case ModeKind::Logic: return "bool or an integer type";
+    case ModeKind::Float:
+      return "a float type (f32, f16, bf16)";
+    case ModeKind::Predicate:
+      return "a float type (f32, f16, bf16)";
+    case ModeKind::Numeric:
+      return "a numeric type (not bool)";
+    case ModeKind::Compare:
+      return "a numeric type (not bool)";
+    case ModeKind::Int:
+      return "an integer type (i32, i64, u8)";
+    case ModeKind::Logic:
+      return "bool or an integer type";
   }
   return "?";
 }
@@ -56,8 +66,9 @@ std::vector<ValueType> infer_elemwise(const Node& n, const std::vector<ValueType
                   " but input 0 is " + std::string(dtype_name(in[0].dtype)) +
                   " (insert a TypeCvt)");
     auto b = broadcast_shapes(out, in[i].shape);
-    if (!b) fail(n, "input shapes " + to_string(out) + " and " + to_string(in[i].shape) +
-                        " do not broadcast");
+    if (!b)
+      fail(n, "input shapes " + to_string(out) + " and " + to_string(in[i].shape) +
+                  " do not broadcast");
     out = *b;
   }
   if (!kind_accepts(m.kind, in[0].dtype))
@@ -71,7 +82,7 @@ Shape reshape_target(const Node& n, const Shape& in) {
   std::vector<int64_t> spec = n.attr_ints("shape");
   Shape out(spec.begin(), spec.end());
   int infer = -1;
-  int64_t known = 1;
+  Shape given;  // the dimensions besides the -1
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == -1) {
       if (infer >= 0) fail(n, "shape has more than one -1");
@@ -79,9 +90,13 @@ Shape reshape_target(const Node& n, const Shape& in) {
     } else if (out[i] < 0) {
       fail(n, "shape " + to_string(out) + " has a negative dimension");
     } else {
-      known *= out[i];
+      given.push_back(out[i]);
     }
   }
+  // Counted without overflow: a target such as [0, 2^61] must not pass as 0 elements.
+  std::optional<int64_t> counted = numel_within(given);
+  if (!counted) fail(n, "shape " + to_string(out) + " has more than 2^40 elements");
+  const int64_t known = *counted;
   if (infer >= 0) {
     if (known == 0 || numel(in) % known != 0)
       fail(n, "cannot reshape " + to_string(in) + " to " + to_string(out));
@@ -122,8 +137,8 @@ std::vector<int> reduce_axes(const Node& n, int rank) {
     for (int i = 0; i < rank; ++i) axes.push_back(i);
   for (int64_t a : raw) {
     auto ax = normalize_axis(a, rank);
-    if (!ax) fail(n, "axis " + std::to_string(a) + " is out of range for rank " +
-                         std::to_string(rank));
+    if (!ax)
+      fail(n, "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
     axes.push_back(*ax);
   }
   std::sort(axes.begin(), axes.end());
@@ -152,17 +167,22 @@ std::vector<int> dimshuffle_perm(const Node& n, int in_rank) {
   return perm;
 }
 
-std::vector<ValueType> infer_outputs(const Node& n, const std::vector<ValueType>& in) {
+namespace {
+
+// Per op: the arity, attribute, dtype and shape rules; infer_outputs bounds the result.
+std::vector<ValueType> infer_op(const Node& n, const std::vector<ValueType>& in) {
   int arity = op_info(n.op).arity;
   if (arity >= 0 && static_cast<int>(in.size()) != arity)
     fail(n, "takes " + std::to_string(arity) + " inputs, got " + std::to_string(in.size()));
   switch (n.op) {
-    case OpType::Elemwise: return infer_elemwise(n, in);
+    case OpType::Elemwise:
+      return infer_elemwise(n, in);
     case OpType::PowC:
       if (!is_float(in[0].dtype)) fail(n, "needs a float input");
       if (!std::isfinite(n.attr_float("exponent"))) fail(n, "exponent must be finite");
       return {in[0]};
-    case OpType::TypeCvt: return {{dtype_attr(n), in[0].shape}};
+    case OpType::TypeCvt:
+      return {{dtype_attr(n), in[0].shape}};
     case OpType::Reduce: {
       auto mode = parse_reduce_mode(n.attr_str("mode"));
       if (!mode) fail(n, "unknown reduce mode '" + n.attr_str("mode") + "'");
@@ -173,10 +193,13 @@ std::vector<ValueType> infer_outputs(const Node& n, const std::vector<ValueType>
       Shape out;
       for (int i = 0; i < rank; ++i) {
         bool reduced = std::binary_search(axes.begin(), axes.end(), i);
-        if (reduced && in[0].shape[i] == 0 && (*mode == ReduceMode::MIN || *mode == ReduceMode::MAX))
+        if (reduced && in[0].shape[i] == 0 &&
+            (*mode == ReduceMode::MIN || *mode == ReduceMode::MAX))
           fail(n, "MIN/MAX over an empty axis");
-        if (!reduced) out.push_back(in[0].shape[i]);
-        else if (keep) out.push_back(1);
+        if (!reduced)
+          out.push_back(in[0].shape[i]);
+        else if (keep)
+          out.push_back(1);
       }
       return {{in[0].dtype, out}};
     }
@@ -186,10 +209,13 @@ std::vector<ValueType> infer_outputs(const Node& n, const std::vector<ValueType>
       for (int p : perm) out.push_back(p < 0 ? 1 : in[0].shape[p]);
       return {{in[0].dtype, out}};
     }
-    case OpType::Reshape: return {{in[0].dtype, reshape_target(n, in[0].shape)}};
+    case OpType::Reshape:
+      return {{in[0].dtype, reshape_target(n, in[0].shape)}};
     case OpType::Broadcast: {
       std::vector<int64_t> s = n.attr_ints("shape");
       Shape to(s.begin(), s.end());
+      for (int64_t d : to)
+        if (d < 0) fail(n, "shape " + to_string(to) + " has a negative dimension");
       if (!broadcasts_to(in[0].shape, to))
         fail(n, "cannot broadcast " + to_string(in[0].shape) + " to " + to_string(to));
       return {{in[0].dtype, to}};
@@ -199,10 +225,12 @@ std::vector<ValueType> infer_outputs(const Node& n, const std::vector<ValueType>
       Shape shape(s.begin(), s.end());
       for (int64_t d : shape)
         if (d < 0) fail(n, "shape " + to_string(shape) + " has a negative dimension");
+      std::optional<int64_t> elements = numel_within(shape);
+      if (!elements) fail(n, "shape " + to_string(shape) + " has more than 2^40 elements");
       size_t count = n.attr_floats("value").size();
-      if (count != 1 && static_cast<int64_t>(count) != numel(shape))
+      if (count != 1 && static_cast<int64_t>(count) != *elements)
         fail(n, "value has " + std::to_string(count) + " elements, shape " + to_string(shape) +
-                    " needs 1 or " + std::to_string(numel(shape)));
+                    " needs 1 or " + std::to_string(*elements));
       return {{dtype_attr(n), shape}};
     }
     case OpType::MatMul: {
@@ -214,7 +242,8 @@ std::vector<ValueType> infer_outputs(const Node& n, const std::vector<ValueType>
       if (a.back() != b[b.size() - 2])
         fail(n, "inner dimensions differ: " + to_string(a) + " x " + to_string(b));
       auto batch = broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
-      if (!batch) fail(n, "batch dimensions do not broadcast: " + to_string(a) + " x " + to_string(b));
+      if (!batch)
+        fail(n, "batch dimensions do not broadcast: " + to_string(a) + " x " + to_string(b));
       batch->push_back(a[a.size() - 2]);
       batch->push_back(b.back());
       return {{in[0].dtype, *batch}};
@@ -224,7 +253,8 @@ std::vector<ValueType> infer_outputs(const Node& n, const std::vector<ValueType>
     case OpType::AveragePool:
     case OpType::Concat:
     case OpType::Slice:
-    case OpType::Gather: return infer_nn_outputs(n, in);
+    case OpType::Gather:
+      return infer_nn_outputs(n, in);
     case OpType::Fused: {
       auto* sig = dynamic_cast<const FusedSignature*>(n.payload.get());
       if (!sig) fail(n, "fused node without a kernel spec");
@@ -232,6 +262,20 @@ std::vector<ValueType> infer_outputs(const Node& n, const std::vector<ValueType>
     }
   }
   fail(n, "unknown op type");
+}
+
+}  // namespace
+
+// Every value a node creates passes here (Graph::add_node, verify), so no shape in a graph
+// has an element count that overflows, whatever its op's arithmetic: a Conv with pads that
+// make the output 2^64 elements, a Broadcast to [2^32, 2^32].
+std::vector<ValueType> infer_outputs(const Node& n, const std::vector<ValueType>& in) {
+  std::vector<ValueType> out = infer_op(n, in);
+  for (size_t i = 0; i < out.size(); ++i)
+    if (!numel_within(out[i].shape))
+      fail(n, "output " + std::to_string(i) + " would be " + to_string(out[i].shape) +
+                  ", more than 2^40 elements");
+  return out;
 }
 
 namespace {
@@ -246,13 +290,15 @@ double node_flops(const Graph& g, const Node& n) {
   if (n.outputs.empty()) return 0;
   double out = static_cast<double>(numel(g.value(n.outputs[0]).shape));
   switch (n.op) {
-    case OpType::Elemwise: return out * mode_info(n.mode).flops;
+    case OpType::Elemwise:
+      return out * mode_info(n.mode).flops;
     case OpType::PowC: {
       double e = n.attr_float("exponent");
       bool small_int = e == std::round(e) && std::fabs(e) <= 4;
       return out * (small_int ? std::max(1.0, std::fabs(e) - 1) : 20);
     }
-    case OpType::Reduce: return static_cast<double>(numel(g.value(n.inputs[0]).shape));
+    case OpType::Reduce:
+      return static_cast<double>(numel(g.value(n.inputs[0]).shape));
     case OpType::MatMul: {
       const Shape& a = g.value(n.inputs[0]).shape;
       return 2.0 * out * static_cast<double>(a.back());
@@ -264,13 +310,14 @@ double node_flops(const Graph& g, const Node& n) {
     case OpType::MaxPool:
     case OpType::AveragePool: {
       std::vector<int64_t> k = n.attr_ints("kernel_shape");
-      return out * static_cast<double>(k[0] * k[1]);
+      return out * static_cast<double>(k[0]) * static_cast<double>(k[1]);
     }
     case OpType::Fused: {
       auto* sig = dynamic_cast<const FusedSignature*>(n.payload.get());
       return sig ? sig->flops(input_types(g, n)) : 0;
     }
-    default: return 0;
+    default:
+      return 0;
   }
 }
 

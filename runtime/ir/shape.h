@@ -13,10 +13,16 @@ inline constexpr int kMaxRank = 8;
 using Shape = std::vector<int64_t>;
 using Strides = std::vector<int64_t>;  // in elements, not bytes
 
+// The most elements one tensor may have: 2^40. Every value the IR creates is checked
+// against it (Graph::add_input, infer_outputs), so numel() and byte counts (x 8 bytes) of
+// any shape in a graph cannot overflow int64_t, and neither can the kernels' index math.
+inline constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+// The element count of a shape already in a graph (bounded by kMaxElements).
 int64_t numel(const Shape& s);
-// The element count when it is at most `max` (and no dimension is negative), else nullopt:
-// for shapes read from files, before numel() could overflow.
-std::optional<int64_t> numel_within(const Shape& s, int64_t max);
+// The element count when it is at most `max` and so is every dimension (none negative),
+// else nullopt; never overflows. The one check of a shape that is not in a graph yet.
+std::optional<int64_t> numel_within(const Shape& s, int64_t max = kMaxElements);
 Strides contiguous_strides(const Shape& s);
 
 // NumPy broadcasting of two or more shapes; nullopt if they are incompatible.
