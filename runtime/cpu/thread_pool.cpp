@@ -151,8 +151,11 @@ struct ThreadPool::Impl {
   }
 };
 
-ThreadPool::ThreadPool(int threads) : impl_(new Impl) {
-  impl_->size = threads > 0 ? threads : threads_from_env();
+ThreadPool::ThreadPool(int threads) {
+  // Sized before anything is allocated: a bad HOTFUSE_NUM_THREADS throws with nothing to free.
+  const int size = threads > 0 ? threads : threads_from_env();
+  impl_ = new Impl;
+  impl_->size = size;
   impl_->workers.reserve(impl_->size - 1);
   const uint32_t gen0 = impl_->gen.load();
   for (int i = 1; i < impl_->size; ++i)
