@@ -25,12 +25,6 @@ std::vector<float> random_floats(int64_t n, unsigned seed) {
   return v;
 }
 
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
 // NumPy matmul of dense operands whose batch axes are equal or a single matrix (rank 2 or
 // all ones), with the sum of the terms' magnitudes (the scale of the rounding error).
 void reference(const Shape& as, const std::vector<float>& a, const Shape& bs,

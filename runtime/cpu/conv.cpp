@@ -10,6 +10,7 @@
 #include "runtime/cpu/conv_im2col.h"
 #include "runtime/cpu/conv_onednn.h"
 #include "runtime/cpu/kernel_util.h"
+#include "runtime/cpu/kernels.h"
 #include "runtime/cpu/nn_kernels.h"
 
 namespace hf::cpu {
@@ -40,11 +41,12 @@ const float* as_f32(const TensorView& v, std::vector<float>& buf) {
   }
 }
 
-// [n][a][b] -> [n][b][a] for each of n images: NHWC <-> NCHW with a = H*W, b = C or back.
-void transpose_images(const float* src, float* dst, int64_t n, int64_t a, int64_t b) {
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t p = 0; p < a; ++p)
-      for (int64_t q = 0; q < b; ++q) dst[i * a * b + q * a + p] = src[i * a * b + p * b + q];
+// Dense f32 images `from` (n, a, b) copied to `to` as (n, b, a): NHWC <-> NCHW with
+// a = H*W and b = C, or back, through the transposing copy kernel.
+void transpose_images(const float* from, float* to, int64_t n, int64_t a, int64_t b,
+                      ThreadPool& pool) {
+  TensorView src{const_cast<float*>(from), DType::F32, {n, b, a}, {a * b, 1, b}};
+  copy(src, contiguous_view(to, DType::F32, {n, b, a}), pool);
 }
 
 }  // namespace
@@ -70,11 +72,11 @@ void Conv2d::run_f32(const float* x, const float* w, const float* bias, float* y
   } else {  // a geometry oneDNN refuses inside an NHWC chain: through NCHW copies
     thread_local std::vector<float> xt, yt;
     const int64_t hw = g_.win.in[0] * g_.win.in[1], ohw = g_.win.out[0] * g_.win.out[1];
-    transpose_images(x, grow(xt, g_.n * hw * g_.c), g_.n, hw, g_.c);
+    transpose_images(x, grow(xt, g_.n * hw * g_.c), g_.n, hw, g_.c, pool_);
     ConvGeometry nchw = g_;
     nchw.nhwc = false;
     conv2d_im2col_f32(nchw, xt.data(), w, bias, grow(yt, g_.n * ohw * g_.m), pool_);
-    transpose_images(yt.data(), y, g_.n, g_.m, ohw);
+    transpose_images(yt.data(), y, g_.n, g_.m, ohw, pool_);
   }
 }
 

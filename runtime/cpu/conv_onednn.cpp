@@ -34,8 +34,7 @@ using onednn::mem;
 
 struct OnednnConv::Impl {
   ConvGeometry g;
-  bool nhwc = false;    // else the NCHW plan (1x1, group 1)
-  bool native = false;  // the graph's tensors are NHWC already (g.nhwc): no reorders
+  bool nhwc = false;  // else the NCHW plan (1x1, group 1); g.nhwc: the graph's own, no reorders
   bool const_weights = false;
   std::string info;
   int slices = 1;
@@ -162,8 +161,8 @@ struct OnednnConv::Impl {
       sl.conv = dnnl::convolution_forward(pd);
       sl.src_off = h0 * W * C;
       sl.dst_off = r0 * OW * M;
-      if (!native) plan_reorders(sl, i, n);
-      if (i == 0) info = std::string(native ? "nhwc (graph) " : "nhwc ") + pd.impl_info_str();
+      if (!g.nhwc) plan_reorders(sl, i, n);
+      if (i == 0) info = std::string(g.nhwc ? "nhwc (graph) " : "nhwc ") + pd.impl_info_str();
       s.push_back(std::move(sl));
     }
     wei_plain = memory::desc(wei_dims(M), kF32, g.group == 1 ? Tag::oihw : Tag::goihw);
@@ -205,7 +204,7 @@ struct OnednnConv::Impl {
               {{DNNL_ARG_FROM, mem(wei_plain, w)}, {DNNL_ARG_TO, mem(s[0].wei, wei_buf.data())}});
       wei_cached = const_weights ? w : nullptr;
     }
-    if (native) {
+    if (g.nhwc) {
       pool.parallel_for(items, 1, [&](int64_t b, int64_t e) {
         for (int64_t it = b; it < e; ++it)
           conv_slice(s[it % per], x + (it / per) * in_image(), wei_buf.data(), bias,
@@ -255,7 +254,6 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const ConvGeometry& g, int slices
   impl->const_weights = const_weights;
   const Window2d& w = g.win;
   const bool pointwise = w.k[0] == 1 && w.k[1] == 1 && g.group == 1;
-  impl->native = g.nhwc;
   try {
     if (pointwise && !g.nhwc) {
       try {

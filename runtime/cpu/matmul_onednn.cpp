@@ -26,12 +26,6 @@ constexpr int64_t kMinFlopsPerSlice = 1 << 18;
 constexpr int64_t kMinRowsPerSlice = 8;
 constexpr int64_t kMinColumnsPerSlice = 32;
 
-int64_t numel(const Shape& s, size_t from, size_t to) {
-  int64_t n = 1;
-  for (size_t i = from; i < to; ++i) n *= s[i];
-  return n;
-}
-
 // The batch axes of x (its leading rank - 2 axes), right-aligned to `rank` axes.
 Shape batch_of(const Shape& x, size_t rank) {
   Shape b(rank, 1);
@@ -156,8 +150,8 @@ std::unique_ptr<OnednnMatmul> OnednnMatmul::create(const Shape& a, const Shape& 
   if (b[b.size() - 2] != p.k || out[rank - 2] != p.m || out.back() != p.n) return nullptr;
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return nullptr;
   const Shape ab = batch_of(a, rank - 2), bb = batch_of(b, rank - 2), ob = batch_of(out, rank - 2);
-  const int64_t a_batches = numel(ab, 0, ab.size()), b_batches = numel(bb, 0, bb.size());
-  p.batches = numel(ob, 0, ob.size());
+  const int64_t a_batches = numel(ab), b_batches = numel(bb);
+  p.batches = numel(ob);
   // Each operand either walks out's batches or is one matrix shared by all of them.
   if ((a_batches != 1 && ab != ob) || (b_batches != 1 && bb != ob)) return nullptr;
   p.a_batch_stride = a_batches == 1 ? 0 : p.m * p.k;

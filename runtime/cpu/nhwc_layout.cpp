@@ -7,10 +7,6 @@
 namespace hf::cpu {
 namespace {
 
-int64_t numel(const Shape& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
-}
-
 struct UnionFind {
   std::vector<int> parent;
   explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
