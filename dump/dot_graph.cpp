@@ -97,6 +97,8 @@ std::string op_label(const Node& n) {
   std::string op = row_op(n);
   if (auto* f = dynamic_cast<const fusion::FusedRegion*>(n.payload.get()))
     op += " " + fusion::KernelCache::kernel_name(f->kernel.spec);
+  else if (auto* e = dynamic_cast<const HeavyEpilogue*>(n.payload.get()))
+    op += " " + e->summary();
   return op;
 }
 

@@ -16,7 +16,7 @@ std::vector<KernelSource> kernel_sources(const Graph& g, const fusion::Detection
     if (r < 0 || static_cast<size_t>(r) >= d.regions.size()) continue;
     try {
       fusion::RegionKernel k = fusion::build_region_kernel(g, d.regions[r]);
-      if (k.outputs.empty()) continue;
+      if (k.outputs.empty() || k.epilogue) continue;  // an epilogue has no generated source
       std::string name = fusion::KernelCache::kernel_name(k.spec);
       if (auto it = by_name.find(name); it != by_name.end()) {
         out[it->second].regions.push_back(r);

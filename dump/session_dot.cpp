@@ -45,16 +45,16 @@ void hotspot_threshold(Drawing& d) {
 }
 
 // Which region each live Fused node of `g` replaced: the index in `regions` whose node set
-// equals its payload's (fusion::FusedRegion::kernel.nodes).
+// equals its payload's (FusedSignature::replaced_nodes: a kernel's or an epilogue's).
 std::map<NodeId, int> fused_regions(const Graph& g,
                                     const std::vector<std::vector<NodeId>>& regions) {
   std::vector<std::set<NodeId>> sets;
   for (const auto& r : regions) sets.emplace_back(r.begin(), r.end());
   std::map<NodeId, int> out;
   for (NodeId id : g.topo_order()) {
-    auto* f = dynamic_cast<const fusion::FusedRegion*>(g.node(id).payload.get());
+    auto* f = dynamic_cast<const FusedSignature*>(g.node(id).payload.get());
     if (!f) continue;
-    std::set<NodeId> nodes(f->kernel.nodes.begin(), f->kernel.nodes.end());
+    std::set<NodeId> nodes(f->replaced_nodes().begin(), f->replaced_nodes().end());
     for (size_t r = 0; r < sets.size(); ++r)
       if (sets[r] == nodes) {
         out[id] = static_cast<int>(r);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "fusion/epilogue_detect.h"
 #include "fusion/kernel_abi.h"
 #include "runtime/ir/op_table.h"
 
@@ -87,6 +88,7 @@ class Detector {
 
   Detection run() {
     if (o_.level != FusionLevel::All) return everything_unfused();
+    if (o_.epilogues) claim_epilogues();
     for (auto it = order_.rbegin(); it != order_.rend(); ++it) visit(*it);
     merge_all();
     for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
@@ -106,6 +108,19 @@ class Detector {
   std::vector<int> region_of_;
   std::vector<std::string> why_;  // per node: the last refusal
   std::vector<Grow> regions_;
+  std::vector<EpilogueChain> epilogues_;
+  std::vector<int> epilogue_of_;  // per node: the epilogue it is in, or -1
+
+  void claim_epilogues() {
+    epilogues_ = find_epilogues(g_, order_, users_);
+    epilogue_of_.assign(g_.nodes().size(), -1);
+    for (size_t e = 0; e < epilogues_.size(); ++e) {
+      epilogue_of_[epilogues_[e].heavy] = static_cast<int>(e);
+      for (NodeId n : epilogues_[e].steps) epilogue_of_[n] = static_cast<int>(e);
+      for (NodeId n : epilogues_[e].literals) epilogue_of_[n] = static_cast<int>(e);
+    }
+  }
+  bool in_epilogue(NodeId n) const { return !epilogue_of_.empty() && epilogue_of_[n] >= 0; }
 
   Detection everything_unfused() {
     Detection d;
@@ -125,6 +140,8 @@ class Detector {
       return OpKind::Opaque;
     };
     const OpInfo& op = op_info(n.op);
+    if (in_epilogue(id))
+      return refuse("in the epilogue of " + quoted(g_, epilogues_[epilogue_of_[id]].heavy));
     if (op.kind == OpKind::Opaque) return refuse(std::string(op.why_opaque));
     if (n.op == OpType::TypeCvt) {
       DType from = g_.value(n.inputs[0]).dtype, to = g_.value(n.outputs[0]).dtype;
@@ -626,8 +643,29 @@ class Detector {
            "fused " + std::to_string(out.nodes.size()) + " nodes into one kernel" + stops(R)});
       d.regions.push_back(std::move(out));
     }
+    for (const EpilogueChain& e : epilogues_) {
+      Region out;
+      out.nodes = e.literals;
+      out.nodes.push_back(e.heavy);
+      out.nodes.insert(out.nodes.end(), e.steps.begin(), e.steps.end());
+      std::sort(out.nodes.begin(), out.nodes.end(),
+                [&](NodeId x, NodeId y) { return pos_[x] < pos_[y]; });
+      out.shape = g_.value(g_.node(e.heavy).outputs[0]).shape;
+      out.heavy = e.heavy;
+      std::string stop;
+      for (ValueId v : g_.node(e.steps.back()).outputs)
+        for (NodeId c : users_[v]) {
+          stop = "; it ends where " + quoted(g_, c) + " reads its result";
+          break;
+        }
+      d.decisions.push_back({out.nodes, true,
+                             "epilogue: " + std::to_string(e.steps.size()) +
+                                 " elementwise ops applied inside " + quoted(g_, e.heavy) +
+                                 "'s library call" + stop});
+      d.regions.push_back(std::move(out));
+    }
     for (NodeId n : order_)
-      if (region_of_[n] < 0)
+      if (region_of_[n] < 0 && !in_epilogue(n))
         d.decisions.push_back({{n}, false, why_[n].empty() ? "not fusible" : why_[n]});
     return d;
   }

@@ -55,6 +55,9 @@ struct DetectOptions {
   int max_outputs = 16;              // kAbiMaxOutputs
   int max_exprs = 256;               // bounds the compile time of one kernel
   bool single_nodes = false;         // also compile regions of a single node
+  // Also fuse elementwise chains into the MatMul/Conv they consume (epilogue_detect.h):
+  // for targets whose backend runs a HeavyEpilogue. Their nodes are then not in JIT regions.
+  bool epilogues = false;
 };
 
 struct Region {
@@ -65,6 +68,9 @@ struct Region {
   // read inside it, and nodes of the row shape (the iteration shape with those axes 1)
   // compute per-row values that the rest of the region reads broadcast over the row.
   int row_axis = -1;
+  // An epilogue region: the MatMul/Conv whose library call runs the other nodes (a
+  // HeavyEpilogue, not a compiled kernel).
+  std::optional<NodeId> heavy;
 };
 
 // One entry per region (fused) and one per live node left outside every region; together

@@ -419,6 +419,7 @@ class Builder {
 }  // namespace
 
 RegionKernel build_region_kernel(const Graph& g, const Region& r) {
+  if (r.heavy) return build_epilogue(g, r);
   return Builder(g, r).build();
 }
 
@@ -468,7 +469,12 @@ NodeId fuse_region(Graph& g, const Region& r) {
   NodeId root = r.reduce ? *r.reduce : r.nodes.back();
   n.name = "fused_" + g.node(root).name;
   n.op = OpType::Fused;
-  n.payload = make_signature(k);
+  if (k.epilogue) {
+    n.name = "fused_" + g.node(*r.heavy).name;
+    n.payload = k.epilogue;
+  } else {
+    n.payload = make_signature(k);
+  }
   NodeId id = g.replace_nodes(k.nodes, std::move(n));
   if (g.node(id).inputs != k.live_ins || g.node(id).outputs != k.outputs)
     throw Error(

@@ -17,6 +17,7 @@
 #include "fusion/detect.h"
 #include "fusion/kernel_abi.h"
 #include "fusion/spec.h"
+#include "runtime/ir/epilogue.h"
 #include "runtime/ir/op_table.h"
 
 namespace hf::fusion {
@@ -42,11 +43,15 @@ struct RegionKernel {
   // The iteration shape in this graph, with spec.rank axes (a rank-0 region iterates [1]).
   Shape iteration_shape;
   double flops = 0;  // of the replaced nodes
+  // An epilogue region (Region::heavy): no spec to compile; the Fused node carries this.
+  std::shared_ptr<const HeavyEpilogue> epilogue;
 };
 
 // Throws hf::Error naming the node if the region is not one detect_regions could return
-// (a view of a value computed inside, a Reduce that is not last, ...).
+// (a view of a value computed inside, a Reduce that is not last, ...). An epilogue region
+// gives its HeavyEpilogue (build_epilogue) and an empty spec.
 RegionKernel build_region_kernel(const Graph& g, const Region& r);
+RegionKernel build_epilogue(const Graph& g, const Region& r);
 
 // Element strides of spec input `input` for an iteration space of `iteration_shape`
 // (rank = spec.rank; a rank-0 shape counts as [1]); 0 on broadcast axes and past the rank.
@@ -60,6 +65,7 @@ struct FusedRegion : FusedSignature {
   RegionKernel kernel;
   std::vector<ValueType> output_types(const std::vector<ValueType>& inputs) const override;
   double flops(const std::vector<ValueType>& inputs) const override;
+  const std::vector<NodeId>& replaced_nodes() const override { return kernel.nodes; }
 };
 std::shared_ptr<const FusedSignature> make_signature(const RegionKernel& k);
 

@@ -140,7 +140,8 @@ std::unique_ptr<fusion::KernelCache> cuda_kernel_cache(int arch) {
 std::unique_ptr<Kernel> FusingCudaBackend::make_kernel(const Graph& g, const Node& n) {
   if (n.op != OpType::Fused) return base_.make_kernel(g, n);
   auto* f = dynamic_cast<const fusion::FusedRegion*>(n.payload.get());
-  if (!f) throw Error(describe(n) + ": fused node without a region kernel");
+  if (!f)
+    throw Error(describe(n) + ": the CUDA backend runs no epilogue; only fused region kernels");
   auto* k = dynamic_cast<const CudaKernel*>(kernels_.find(f->kernel.spec));
   if (!k)
     throw Error(describe(n) + ": CUDA kernel " + f->kernel.spec.hash_hex() + " is not loaded");

@@ -57,4 +57,24 @@ Selection select_region(const RegionCandidate& c, double iteration_s, const Mach
   return s;
 }
 
+Selection select_epilogue(const RegionCandidate& c, double iteration_s) {
+  Selection s;
+  s.predicted_s = c.heavy_s;
+  s.saving_s = c.unfused_s - c.heavy_s;
+  s.share = iteration_s > 0 ? s.saving_s / iteration_s : 0;
+  s.compile_ms = 0;
+  s.payback_iters = 0;
+  const std::string what = "its elementwise ops take " + ms(s.saving_s) +
+                           " beside the heavy op's " + ms(c.heavy_s) +
+                           "; inside its library call they run on blocks in cache";
+  if (s.saving_s <= 0) {
+    s.reason = "no saving predicted: " + what;
+  } else {
+    s.selected = true;
+    s.reason = "epilogue: saves ~" + ms(s.saving_s) + " per iteration (" + pct(s.share) + "); " +
+               what + "; nothing to compile";
+  }
+  return s;
+}
+
 }  // namespace hf

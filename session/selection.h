@@ -26,6 +26,7 @@ struct RegionCandidate {
   double flops = 0;
   double best_gbps = 0;  // the best bandwidth one of its memory-bound ops achieved (0: none)
   bool cached = false;   // a compiled kernel is in memory or on disk
+  double heavy_s = 0;    // an epilogue region: its heavy op's measured time
 };
 
 struct Selection {
@@ -40,5 +41,12 @@ struct Selection {
 
 Selection select_region(const RegionCandidate& c, double iteration_s, const MachinePeak& m,
                         const SelectionOptions& o);
+
+// An epilogue region (detect.h's Region::heavy): its heavy op runs anyway, and its
+// elementwise steps run on blocks still in cache, so the prediction is the heavy op's time
+// and the saving what its elementwise ops took. Nothing is compiled, so there is no cost to
+// repay and no threshold: it is selected whenever it is predicted to save time (adaptive
+// keeps it only if it measures faster).
+Selection select_epilogue(const RegionCandidate& c, double iteration_s);
 
 }  // namespace hf

@@ -115,6 +115,7 @@ Session::Session(const Graph& g, SessionTarget target, const MachinePeak& machin
   fusing_ = target_.make_fusing(std::move(hook));
 
   verify(graph_);
+  options_.detect.epilogues = options_.epilogues && target_.epilogues;
   // `static` rewrites patterns instead of fusing regions: nothing to detect.
   if (options_.policy != FusionPolicy::Static)
     detection_ = fusion::detect_regions(graph_, options_.detect);
@@ -126,7 +127,8 @@ Session::Session(const Graph& g, SessionTarget target, const MachinePeak& machin
     RegionRecord rec;
     rec.id = static_cast<int>(r);
     rec.nodes = detection_.regions[r].nodes;
-    rec.kernel = fusion::KernelCache::kernel_name(kernels_.back().spec);
+    const fusion::RegionKernel& k = kernels_.back();
+    rec.kernel = k.epilogue ? k.epilogue->summary() : fusion::KernelCache::kernel_name(k.spec);
     if (const fusion::Decision* d = detection_.decision_of(rec.nodes.front()))
       rec.detection = d->reason;
     rec.reason = "not profiled yet";
@@ -356,6 +358,7 @@ void Session::end_profiling() {
     return;
   }
   std::vector<CompileJob> jobs;
+  std::vector<int> epilogues;
   for (size_t r = 0; r < regions_.size(); ++r) {
     RegionRecord& rec = regions_[r];
     const fusion::RegionKernel& k = kernels_[r];
@@ -368,9 +371,11 @@ void Session::end_profiling() {
       continue;
     }
     RegionCandidate& c = rec.candidate;
+    const std::optional<NodeId> heavy = detection_.regions[r].heavy;
     for (const OpRecord& o : unfused_ops_)
       if (o.region == static_cast<int>(r)) {
         c.unfused_s += o.cost.seconds;
+        if (heavy && o.node == *heavy) c.heavy_s += o.cost.seconds;
         if (o.cls == OpClass::MemoryBound) c.best_gbps = std::max(c.best_gbps, o.gbps);
       }
     auto bytes = [&](ValueId v) {
@@ -380,8 +385,9 @@ void Session::end_profiling() {
     for (ValueId v : k.live_ins) c.io_bytes += bytes(v);
     for (ValueId v : k.outputs) c.io_bytes += bytes(v);
     c.flops = k.flops;
-    c.cached = target_.kernels->cached(k.spec);
-    rec.selection = select_region(c, iteration_s, machine_, options_.select);
+    c.cached = k.epilogue || target_.kernels->cached(k.spec);
+    rec.selection = k.epilogue ? select_epilogue(c, iteration_s)
+                               : select_region(c, iteration_s, machine_, options_.select);
     if (options_.policy == FusionPolicy::All) {  // the prediction is kept, for the report
       rec.selection.selected = true;
       rec.selection.reason = "--fusion all: every detected region is fused";
@@ -389,10 +395,23 @@ void Session::end_profiling() {
     rec.reason = rec.selection.reason;
     if (!rec.selection.selected) continue;
     rec.state = RegionState::Queued;
+    if (k.epilogue) {  // nothing to compile: validated at the next boundary
+      epilogues.push_back(static_cast<int>(r));
+      continue;
+    }
     jobs.push_back({static_cast<int>(r), k.spec, kernel_origin(graph_, kernels_[r].nodes),
                     rec.selection.saving_s});
   }
   head += std::to_string(regions_.size()) + " fusible regions, ";
+  if (!epilogues.empty()) {
+    head += std::to_string(epilogues.size()) + " epilogues selected (no compile), ";
+    ready_.insert(ready_.end(), epilogues.begin(), epilogues.end());
+    if (jobs.empty()) {
+      event(head + "validating them");
+      phase_ = Phase::Compiling;  // run() moves on to validating at once
+      return;
+    }
+  }
   if (jobs.empty()) {
     event(head + (options_.policy == FusionPolicy::Off ? "--fusion off" : "none worth a kernel") +
           "; running unfused");
@@ -533,10 +552,12 @@ std::span<const TensorView> Session::validate_and_swap(std::span<const TensorVie
         rec.state = RegionState::Reverted;
         rec.reverted_at = iter;
         rec.reason = "fused result differs from unfused: " + failure;
-        try {  // keep the code that ran wrong, for the bug report
-          auto path = target_.kernels->keep_source(kernels_[r].spec,
-                                                   kernel_origin(graph_, kernels_[r].nodes));
-          rec.reason += "; its source is kept at " + path.string();
+        try {  // keep the code that ran wrong, for the bug report (an epilogue has none)
+          if (!kernels_[r].epilogue) {
+            auto path = target_.kernels->keep_source(kernels_[r].spec,
+                                                     kernel_origin(graph_, kernels_[r].nodes));
+            rec.reason += "; its source is kept at " + path.string();
+          }
         } catch (const Error& e) {
           rec.reason += std::string("; its source could not be kept: ") + e.what();
         }

@@ -65,6 +65,9 @@ struct SessionOptions {
   bool sync_compile = false;  // wait for compiles (deterministic tests and benchmarks; `all`)
   SelectionOptions select;
   fusion::DetectOptions detect;
+  // Epilogue regions (a MatMul/Conv with the elementwise ops after it), where the target
+  // runs them (SessionTarget::epilogues); detect.epilogues follows this.
+  bool epilogues = true;
   // Test hooks: a slow compiler, a wrong or slow kernel (see FusedRunHook; after_fused_run
   // is CPU only: a CUDA session refuses it).
   // Record every step of every iteration with its start time (for trace.json); at most

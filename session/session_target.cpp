@@ -13,6 +13,7 @@ SessionTarget cpu_session_target(cpu::CpuBackend& backend, fusion::KernelCache& 
   };
   t.lower = cpu::nhwc_conv_chains;
   t.host_memory = true;
+  t.epilogues = true;  // CpuBackend::make_epilogue_kernel
   return t;
 }
 

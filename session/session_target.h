@@ -26,6 +26,9 @@ struct SessionTarget {
   // Whether plan buffers are host memory. When not, validation downloads the live-outs
   // it compares (Backend::download).
   bool host_memory = true;
+  // Whether the backend runs a Fused node carrying a HeavyEpilogue (runtime/ir/epilogue.h):
+  // then the session also detects epilogue regions (DetectOptions::epilogues).
+  bool epilogues = false;
 };
 
 // The CPU backend with host-compiled kernels (a KernelCache over fusion::host_toolchain());

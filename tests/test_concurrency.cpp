@@ -32,7 +32,8 @@ TEST(Concurrency, ProcessesCompileTheSameKernelsIntoOneEmptyCache) {
   JitEnv env;  // only for its private scratch directory
   fs::path cache = env.root / "shared-cache";
   ScopedEnv dir("HOTFUSE_CACHE_DIR", cache.c_str());
-  // Two chains on either side of a MatMul (not fusible): two regions, so the processes
+  // Two chains on either side of a MatMul (not fusible; its output is also a graph output,
+  // so the second chain is no epilogue of it): two regions, so the processes
   // race on two cache entries.
   const fs::path graph = env.root / "two_chains.json";
   std::ofstream(graph) << R"({"format": "hotfuse-graph", "version": 1, "name": "two_chains",
@@ -46,7 +47,7 @@ TEST(Concurrency, ProcessesCompileTheSameKernelsIntoOneEmptyCache) {
       {"name": "s", "op": "Elemwise", "mode": "SUB", "inputs": ["mm", "y"], "outputs": ["s"]},
       {"name": "t", "op": "Elemwise", "mode": "TANH", "inputs": ["s"], "outputs": ["t"]},
       {"name": "b", "op": "Elemwise", "mode": "MUL", "inputs": ["t", "y"], "outputs": ["b"]}],
-    "outputs": ["b"]})";
+    "outputs": ["b", "mm"]})";
   const std::vector<std::string> argv = {std::string(HF_BINARY_DIR) + "/hotfuse-run",
                                          graph.string(),
                                          "--fusion",

@@ -172,6 +172,8 @@ struct FakeSpec : FusedSignature {
   std::vector<ValueType> outs;
   std::vector<ValueType> output_types(const std::vector<ValueType>&) const override { return outs; }
   double flops(const std::vector<ValueType>&) const override { return 0; }
+  const std::vector<NodeId>& replaced_nodes() const override { return nodes; }
+  std::vector<NodeId> nodes;
 };
 
 TEST(Graph, ReplaceNodesComputesLiveInsAndLiveOuts) {

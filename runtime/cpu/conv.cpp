@@ -64,10 +64,13 @@ const char* Conv2d::describe() const {
   return onednn_ ? onednn_->describe() : "im2col+openblas";
 }
 
-void Conv2d::run_f32(const float* x, const float* w, const float* bias, float* y) {
+void Conv2d::run_f32(const float* x, const float* w, const float* bias, float* y,
+                     const OnBlock& on_block) {
   if (onednn_) {
-    onednn_->run(x, w, bias, y, pool_);
-  } else if (!g_.nhwc) {
+    onednn_->run(x, w, bias, y, pool_, on_block);
+    return;
+  }
+  if (!g_.nhwc) {
     conv2d_im2col_f32(g_, x, w, bias, y, pool_);
   } else {  // a geometry oneDNN refuses inside an NHWC chain: through NCHW copies
     thread_local std::vector<float> xt, yt;
@@ -78,10 +81,11 @@ void Conv2d::run_f32(const float* x, const float* w, const float* bias, float* y
     conv2d_im2col_f32(nchw, xt.data(), w, bias, grow(yt, g_.n * ohw * g_.m), pool_);
     transpose_images(yt.data(), y, g_.n, g_.m, ohw, pool_);
   }
+  for_each_block(g_.n * g_.m * g_.win.out[0] * g_.win.out[1], pool_, on_block);
 }
 
 void Conv2d::run(const TensorView& x, const TensorView& w, const TensorView* bias,
-                 const TensorView& out) {
+                 const TensorView& out, const OnBlock& on_block) {
   if (!x.is_contiguous() || !w.is_contiguous() || !out.is_contiguous() ||
       (bias && !bias->is_contiguous()))
     throw std::invalid_argument("conv2d: needs contiguous tensors");
@@ -94,11 +98,12 @@ void Conv2d::run(const TensorView& x, const TensorView& w, const TensorView* bia
       const float* wf = as_f32<T>(w, s.w);
       const float* bf = bias ? as_f32<T>(*bias, s.b) : nullptr;
       if constexpr (std::is_same_v<T, float>) {
-        run_f32(xf, wf, bf, out.as<float>());
+        run_f32(xf, wf, bf, out.as<float>(), on_block);
       } else {
         float* y = grow(s.y, out.numel());
-        run_f32(xf, wf, bf, y);
+        run_f32(xf, wf, bf, y, {});
         convert_n(y, out.as<T>(), out.numel());
+        for_each_block(out.numel(), pool_, on_block);
       }
     } else {
       throw std::invalid_argument("conv2d: needs a float type");

@@ -47,6 +47,7 @@ struct OnednnConv::Impl {
     dnnl::reorder in, out;
     memory::desc in_src, in_dst, out_src, out_dst, in_scratch, out_scratch;
     int64_t in_src_off = 0, in_dst_off = 0, out_dst_off = 0;
+    OutBlock block;  // what it writes of one image of the graph's output
   };
   std::vector<Slice> s;
 
@@ -100,6 +101,7 @@ struct OnednnConv::Impl {
       sl.wei_off = m0 * g.c * w.k[0] * w.k[1];
       sl.bias_off = m0;
       sl.dst_off = m0 * OH * OW;
+      sl.block = {sl.dst_off, 1, (m1 - m0) * OH * OW, 0};
       info = std::string("nchw ") + pd.impl_info_str();
       s.push_back(std::move(sl));
     }
@@ -130,6 +132,7 @@ struct OnednnConv::Impl {
     sl.out = dnnl::reorder(out_pd);
     sl.out_scratch = out_pd.scratchpad_desc();
     sl.out_dst_off = r0 * OW;
+    sl.block = {r0 * OW, M, (r1 - r0) * OW, OH * OW};
   }
 
   // Bands of output rows, activations in NHWC, weights in the layout oneDNN picks (every
@@ -161,6 +164,7 @@ struct OnednnConv::Impl {
       sl.conv = dnnl::convolution_forward(pd);
       sl.src_off = h0 * W * C;
       sl.dst_off = r0 * OW * M;
+      sl.block = {sl.dst_off, 1, (r1 - r0) * OW * M, 0};
       if (!g.nhwc) plan_reorders(sl, i, n);
       if (i == 0) info = std::string(g.nhwc ? "nhwc (graph) " : "nhwc ") + pd.impl_info_str();
       s.push_back(std::move(sl));
@@ -182,7 +186,16 @@ struct OnednnConv::Impl {
              {DNNL_ARG_DST, mem(sl.dst, y + sl.dst_off)}});
   }
 
-  void run(const float* x, const float* w, const float* bias, float* y, ThreadPool& pool) {
+  // Tells on_block of slice sl's block of image n.
+  void done(const OnBlock& on_block, const Slice& sl, int64_t n) const {
+    if (!on_block) return;
+    OutBlock b = sl.block;
+    b.offset += n * out_image();
+    on_block(b);
+  }
+
+  void run(const float* x, const float* w, const float* bias, float* y, ThreadPool& pool,
+           const OnBlock& on_block) {
     std::lock_guard<std::mutex> lock(mutex);
     if (!bias) {
       zero_bias.assign(g.m, 0.0f);
@@ -195,6 +208,7 @@ struct OnednnConv::Impl {
         for (int64_t it = b; it < e; ++it) {
           const int64_t n = it / per;
           conv_slice(s[it % per], x + n * in_image(), w, bias, y + n * out_image());
+          done(on_block, s[it % per], n);
         }
       });
       return;
@@ -206,9 +220,11 @@ struct OnednnConv::Impl {
     }
     if (g.nhwc) {
       pool.parallel_for(items, 1, [&](int64_t b, int64_t e) {
-        for (int64_t it = b; it < e; ++it)
+        for (int64_t it = b; it < e; ++it) {
           conv_slice(s[it % per], x + (it / per) * in_image(), wei_buf.data(), bias,
                      y + (it / per) * out_image());
+          done(on_block, s[it % per], it / per);
+        }
       });
       return;
     }
@@ -235,6 +251,7 @@ struct OnednnConv::Impl {
         execute(sl.out, sl.out_scratch,
                 {{DNNL_ARG_FROM, mem(sl.out_src, yn + sl.dst_off)},
                  {DNNL_ARG_TO, mem(sl.out_dst, y + n * out_image() + sl.out_dst_off)}});
+        done(on_block, sl, n);
       }
     });
   }
@@ -270,9 +287,9 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const ConvGeometry& g, int slices
   return std::unique_ptr<OnednnConv>(new OnednnConv(std::move(impl)));
 }
 
-void OnednnConv::run(const float* x, const float* w, const float* bias, float* y,
-                     ThreadPool& pool) {
-  impl_->run(x, w, bias, y, pool);
+void OnednnConv::run(const float* x, const float* w, const float* bias, float* y, ThreadPool& pool,
+                     const OnBlock& on_block) {
+  impl_->run(x, w, bias, y, pool, on_block);
 }
 
 const char* OnednnConv::describe() const {

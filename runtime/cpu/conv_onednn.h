@@ -14,7 +14,7 @@
 #pragma once
 #include <memory>
 
-#include "runtime/cpu/thread_pool.h"
+#include "runtime/cpu/out_block.h"
 #include "runtime/ir/nn_geometry.h"
 
 namespace hf::cpu {
@@ -28,8 +28,10 @@ class OnednnConv {
   ~OnednnConv();
 
   // y = conv(x, w) + bias (bias may be null); dense NCHW / OIHW f32. Safe to call from
-  // several threads (calls on one object take turns).
-  void run(const float* x, const float* w, const float* bias, float* y, ThreadPool& pool);
+  // several threads (calls on one object take turns). Each slice's block of y is passed to
+  // `on_block` right after it is written.
+  void run(const float* x, const float* w, const float* bias, float* y, ThreadPool& pool,
+           const OnBlock& on_block = {});
 
   // Which plan was taken and oneDNN's implementation, e.g. "nhwc brgconv:avx512_core".
   const char* describe() const;

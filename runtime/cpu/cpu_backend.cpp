@@ -4,9 +4,11 @@
 #include <functional>
 #include <stdexcept>
 
+#include "runtime/cpu/epilogue_program.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/matmul_onednn.h"
 #include "runtime/cpu/nn_kernels.h"
+#include "runtime/ir/epilogue.h"
 #include "runtime/ir/error.h"
 #include "runtime/ir/op_table.h"
 
@@ -98,6 +100,53 @@ std::unique_ptr<Kernel> CpuBackend::make_matmul_kernel(const Graph& g, const Nod
   });
 }
 
+// The heavy op's kernel reports each block of its output as written, and the epilogue runs
+// on that block there and then (epilogue_program.h).
+std::unique_ptr<Kernel> CpuBackend::make_epilogue_kernel(const Graph& g, const Node& n) {
+  const auto& e = dynamic_cast<const HeavyEpilogue&>(*n.payload);
+  ThreadPool& pool = *pool_;
+  std::vector<Shape> shapes;
+  for (ValueId v : n.inputs) shapes.push_back(g.value(v).shape);
+  const Shape& out = g.value(n.outputs[0]).shape;
+  auto program = std::make_shared<EpilogueProgram>(e, out, shapes);
+  const std::vector<int> hi = e.heavy_inputs;
+  auto heavy_in = [hi](std::span<const TensorView> in, size_t k) -> const TensorView& {
+    return in[hi[k]];
+  };
+  auto value = [&](size_t k) -> const Value& { return g.value(n.inputs[hi[k]]); };
+  switch (e.heavy.op) {
+    case OpType::MatMul: {
+      std::shared_ptr<OnednnMatmul> fast = OnednnMatmul::create(
+          value(0).shape, value(1).shape, out, pool.size(), is_constant(g, n.inputs[hi[1]]));
+      return std::make_unique<FnKernel>([fast, program, heavy_in, &pool](auto in, auto o) {
+        const TensorView &a = heavy_in(in, 0), &b = heavy_in(in, 1);
+        float* y = o[0].template as<float>();
+        OnBlock on_block = [&](const OutBlock& blk) { program->apply(y, in, blk); };
+        if (fast && a.is_contiguous() && b.is_contiguous() && o[0].is_contiguous()) {
+          fast->run(a.template as<const float>(), b.template as<const float>(), y, pool, on_block);
+        } else {
+          matmul(a, b, o[0], pool);
+          for_each_block(o[0].numel(), pool, on_block);
+        }
+      });
+    }
+    case OpType::Conv: {
+      ConvGeometry geo = conv_geometry(e.heavy, value(0).shape, value(1).shape);
+      auto conv =
+          std::make_shared<Conv2d>(geo, pool, value(0).dtype, is_constant(g, n.inputs[hi[1]]));
+      const bool bias = hi.size() > 2;
+      return std::make_unique<FnKernel>([conv, program, heavy_in, bias](auto in, auto o) {
+        float* y = o[0].template as<float>();
+        conv->run(heavy_in(in, 0), heavy_in(in, 1), bias ? &heavy_in(in, 2) : nullptr, o[0],
+                  [&](const OutBlock& blk) { program->apply(y, in, blk); });
+      });
+    }
+    default:
+      throw Error(describe(n) + ": no CPU kernel runs an epilogue on " +
+                  std::string(op_type_name(e.heavy.op)));
+  }
+}
+
 CpuBackend::CpuBackend(ThreadPool* pool) : pool_(pool ? pool : &ThreadPool::global()) {}
 
 std::unique_ptr<Kernel> CpuBackend::make_kernel(const Graph& g, const Node& n) {
@@ -163,6 +212,7 @@ std::unique_ptr<Kernel> CpuBackend::make_kernel(const Graph& g, const Node& n) {
     case OpType::Gather:
       return make_nn_kernel(g, n);
     case OpType::Fused:
+      if (dynamic_cast<const HeavyEpilogue*>(n.payload.get())) return make_epilogue_kernel(g, n);
       throw Error(describe(n) +
                   ": fused nodes run through the fusion engine's kernels, "
                   "not the unfused CPU backend");

@@ -18,6 +18,8 @@ class CpuBackend final : public Backend {
  private:
   std::unique_ptr<Kernel> make_nn_kernel(const Graph& g, const Node& n);  // Conv, pools, ...
   std::unique_ptr<Kernel> make_matmul_kernel(const Graph& g, const Node& n);
+  // A Fused node whose payload is a HeavyEpilogue (runtime/ir/epilogue.h).
+  std::unique_ptr<Kernel> make_epilogue_kernel(const Graph& g, const Node& n);
   ThreadPool* pool_;
 };
 

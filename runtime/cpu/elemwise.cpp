@@ -22,6 +22,10 @@ const ModeTable& mode_table() {
 
 }  // namespace
 
+BlockFn mode_block_fn(Mode mode, DType compute) {
+  return mode_table()[static_cast<int>(mode)][static_cast<int>(compute)];
+}
+
 void elemwise(Mode mode, std::span<const TensorView> inputs, const TensorView& out,
               ThreadPool& pool) {
   const ModeInfo& info = mode_info(mode);
@@ -35,7 +39,7 @@ void elemwise(Mode mode, std::span<const TensorView> inputs, const TensorView& o
       throw std::invalid_argument(std::string("elemwise ") + info.name +
                                   ": inputs have different dtypes");
   const DType compute = compute_dtype(in);
-  BlockFn fn = mode_table()[static_cast<int>(mode)][static_cast<int>(compute)];
+  BlockFn fn = mode_block_fn(mode, compute);
   if (!fn)
     throw std::invalid_argument(std::string("elemwise ") + info.name + " does not support dtype " +
                                 std::string(dtype_name(in)));

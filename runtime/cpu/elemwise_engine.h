@@ -7,6 +7,7 @@
 
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/thread_pool.h"
+#include "runtime/ops/mode.h"
 
 namespace hf::cpu {
 
@@ -22,6 +23,11 @@ struct ElemJob {
   int64_t grain = 32768;       // elements per chunk below which a second thread is not worth it
   int flops = 1;               // per element, the op table's count (for should_stream)
 };
+
+// The dense loop of `mode` on `compute` (elemwise's), and of x ^ exponent (pow_const's;
+// its ctx is a const float* to the exponent); nullptr where a mode does not take the type.
+BlockFn mode_block_fn(Mode mode, DType compute);
+BlockFn pow_block_fn(float exponent);
 
 // Inputs are broadcast to out.shape (stride 0 is fine, so are right-aligned lower ranks);
 // all inputs share one dtype whose compute type is job.compute; out.dtype is job.result or,

@@ -116,7 +116,7 @@ struct OnednnMatmul::Impl {
     packed_from = b;
   }
 
-  void run(const float* a, const float* b, float* out, ThreadPool& pool) {
+  void run(const float* a, const float* b, float* out, ThreadPool& pool, const OnBlock& on_block) {
     std::lock_guard<std::mutex> lock(mutex);
     if (packs() && packed_from != b) pack(b);
     const int64_t per = static_cast<int64_t>(s.size());
@@ -130,6 +130,7 @@ struct OnednnMatmul::Impl {
                 {{DNNL_ARG_SRC, mem(sl.a, a + t * a_batch_stride + sl.r0 * k)},
                  {DNNL_ARG_WEIGHTS, mem(sl.b, bt)},
                  {DNNL_ARG_DST, mem(sl.c, out + t * m * n + sl.r0 * n + sl.c0)}});
+        if (on_block) on_block({t * m * n + sl.r0 * n + sl.c0, sl.r1 - sl.r0, sl.c1 - sl.c0, n});
       }
     });
   }
@@ -171,8 +172,9 @@ std::unique_ptr<OnednnMatmul> OnednnMatmul::create(const Shape& a, const Shape& 
   return std::unique_ptr<OnednnMatmul>(new OnednnMatmul(std::move(impl)));
 }
 
-void OnednnMatmul::run(const float* a, const float* b, float* out, ThreadPool& pool) {
-  impl_->run(a, b, out, pool);
+void OnednnMatmul::run(const float* a, const float* b, float* out, ThreadPool& pool,
+                       const OnBlock& on_block) {
+  impl_->run(a, b, out, pool, on_block);
 }
 
 const char* OnednnMatmul::describe() const {

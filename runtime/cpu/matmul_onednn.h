@@ -12,7 +12,7 @@
 #pragma once
 #include <memory>
 
-#include "runtime/cpu/thread_pool.h"
+#include "runtime/cpu/out_block.h"
 #include "runtime/ir/shape.h"
 
 namespace hf::cpu {
@@ -27,8 +27,10 @@ class OnednnMatmul {
   ~OnednnMatmul();
 
   // out = a x b for dense f32 operands of the planned shapes. Safe to call from several
-  // threads (calls on one object take turns).
-  void run(const float* a, const float* b, float* out, ThreadPool& pool);
+  // threads (calls on one object take turns). Each slice's block of out is passed to
+  // `on_block` right after it is written.
+  void run(const float* a, const float* b, float* out, ThreadPool& pool,
+           const OnBlock& on_block = {});
 
   // The plan and oneDNN's implementation, e.g. "2 column blocks, packed b, brg:avx512_core".
   const char* describe() const;

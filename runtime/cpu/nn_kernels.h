@@ -5,7 +5,7 @@
 #include <memory>
 #include <span>
 
-#include "runtime/cpu/thread_pool.h"
+#include "runtime/cpu/out_block.h"
 #include "runtime/ir/nn_geometry.h"
 #include "runtime/ir/tensor.h"
 
@@ -21,12 +21,16 @@ class Conv2d {
  public:
   Conv2d(const ConvGeometry& g, ThreadPool& pool, DType dtype, bool const_weights);
   ~Conv2d();
-  void run(const TensorView& x, const TensorView& w, const TensorView* bias, const TensorView& out);
+  // Each block of `out` is passed to `on_block` once written: right after its slice on the
+  // oneDNN path, after the whole convolution otherwise.
+  void run(const TensorView& x, const TensorView& w, const TensorView* bias, const TensorView& out,
+           const OnBlock& on_block = {});
   // The implementation taken, e.g. "nhwc brgconv:avx512_core" or "im2col+openblas".
   const char* describe() const;
 
  private:
-  void run_f32(const float* x, const float* w, const float* bias, float* y);
+  void run_f32(const float* x, const float* w, const float* bias, float* y,
+               const OnBlock& on_block);
   ConvGeometry g_;
   ThreadPool& pool_;
   std::unique_ptr<OnednnConv> onednn_;

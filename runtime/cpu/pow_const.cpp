@@ -33,6 +33,20 @@ constexpr auto kIntPow =
 
 }  // namespace
 
+BlockFn pow_block_fn(float exponent) {
+  switch (pow_case(exponent)) {
+    case PowCase::Int:
+      return kIntPow[static_cast<int>(exponent) + kMaxPowIntExponent];
+    case PowCase::Sqrt:
+      return &pow_block<PowCase::Sqrt, 0>;
+    case PowCase::RSqrt:
+      return &pow_block<PowCase::RSqrt, 0>;
+    case PowCase::Pow:
+      break;
+  }
+  return &pow_block<PowCase::Pow, 0>;
+}
+
 void pow_const(const TensorView& in, float exponent, const TensorView& out, ThreadPool& pool) {
   if (!is_float(in.dtype))
     throw std::invalid_argument("pow_const does not support dtype " +
@@ -44,22 +58,8 @@ void pow_const(const TensorView& in, float exponent, const TensorView& out, Thre
   job.compute = DType::F32;
   job.result = DType::F32;
   job.ctx = &exponent;
-  int flops = 2;
-  switch (pow_case(exponent)) {
-    case PowCase::Int:
-      job.fn = kIntPow[static_cast<int>(exponent) + kMaxPowIntExponent];
-      break;
-    case PowCase::Sqrt:
-      job.fn = &pow_block<PowCase::Sqrt, 0>;
-      break;
-    case PowCase::RSqrt:
-      job.fn = &pow_block<PowCase::RSqrt, 0>;
-      break;
-    case PowCase::Pow:
-      job.fn = &pow_block<PowCase::Pow, 0>;
-      flops = 20;
-      break;
-  }
+  job.fn = pow_block_fn(exponent);
+  const int flops = pow_case(exponent) == PowCase::Pow ? 20 : 2;
   job.flops = flops + (in.dtype != DType::F32 ? 2 : 0);
   job.grain = grain_for_flops(job.flops);
   run_elemwise(std::span<const TensorView>(&in, 1), out, job, pool);

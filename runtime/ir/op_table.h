@@ -54,6 +54,8 @@ std::vector<int> dimshuffle_perm(const Node& n, int in_rank);
 struct FusedSignature : NodePayload {
   virtual std::vector<ValueType> output_types(const std::vector<ValueType>& inputs) const = 0;
   virtual double flops(const std::vector<ValueType>& inputs) const = 0;
+  // The nodes of the graph it was made from that the Fused node replaced.
+  virtual const std::vector<NodeId>& replaced_nodes() const = 0;
 };
 
 }  // namespace hf
