@@ -1,5 +1,6 @@
 #include "profiler/machine_probe.h"
 
+#include <immintrin.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -65,29 +66,72 @@ double probe_bandwidth(cpu::ThreadPool& pool) {
   return 3.0 * 4 * n / best * 1e-9;
 }
 
-// Eight independent 8-wide FMA chains per thread: enough to fill two FMA pipes of latency 4.
+// The flop peak is what the widest FMA units do: independent chains of fused multiply-adds,
+// enough to cover the latency of two pipes, in the widest vectors the CPU has (the kernels
+// are built with -ffp-contract=off, so plain `a * m + c` would measure a multiply and an add).
+constexpr int kChains = 12;
+
+__attribute__((target("avx512f"))) float fma_chains_avx512(int64_t iters, float seed) {
+  __m512 acc[kChains];
+  for (int l = 0; l < kChains; ++l) acc[l] = _mm512_set1_ps(seed + l * 1e-3f);
+  const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+  for (int64_t it = 0; it < iters; ++it)
+    for (int l = 0; l < kChains; ++l) acc[l] = _mm512_fmadd_ps(acc[l], m, c);
+  __m512 s = acc[0];
+  for (int l = 1; l < kChains; ++l) s = _mm512_add_ps(s, acc[l]);
+  alignas(64) float v[16];
+  _mm512_store_ps(v, s);
+  float sum = 0;
+  for (float x : v) sum += x;
+  return sum;
+}
+
+__attribute__((target("avx2,fma"))) float fma_chains_avx2(int64_t iters, float seed) {
+  __m256 acc[kChains];
+  for (int l = 0; l < kChains; ++l) acc[l] = _mm256_set1_ps(seed + l * 1e-3f);
+  const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
+  for (int64_t it = 0; it < iters; ++it)
+    for (int l = 0; l < kChains; ++l) acc[l] = _mm256_fmadd_ps(acc[l], m, c);
+  __m256 s = acc[0];
+  for (int l = 1; l < kChains; ++l) s = _mm256_add_ps(s, acc[l]);
+  alignas(32) float v[8];
+  _mm256_store_ps(v, s);
+  return v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+}
+
+float mul_add_chains(int64_t iters, float seed) {  // no FMA: a multiply and an add
+  float acc[kChains * 4];
+  for (int l = 0; l < kChains * 4; ++l) acc[l] = seed + l * 1e-3f;
+  for (int64_t it = 0; it < iters; ++it)
+    for (int l = 0; l < kChains * 4; ++l) acc[l] = acc[l] * 0.999999f + 1e-7f;
+  float s = 0;
+  for (float a : acc) s += a;
+  return s;
+}
+
 double probe_gflops(cpu::ThreadPool& pool) {
   const int threads = pool.size();
-  const int64_t iters = 1 << 20;
+  const int64_t iters = 1 << 21;
+  int lanes = 4;  // SSE
+  float (*fn)(int64_t, float) = &mul_add_chains;
+  if (__builtin_cpu_supports("avx512f")) {
+    fn = &fma_chains_avx512;
+    lanes = 16;
+  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    fn = &fma_chains_avx2;
+    lanes = 8;
+  }
   std::vector<float> sink(threads * 16, 0);
   float* out = sink.data();
   auto t0 = Clock::now();
   pool.parallel_for(threads, 1, [=](int64_t t0_, int64_t t1_) {
-    for (int64_t t = t0_; t < t1_; ++t) {
-      float acc[64];
-      for (int l = 0; l < 64; ++l) acc[l] = 1.0f + l * 1e-3f + t;
-      const float m = 0.999999f, c = 1e-7f;
-      for (int64_t it = 0; it < iters; ++it)
-        for (int l = 0; l < 64; ++l) acc[l] = acc[l] * m + c;
-      float s = 0;
-      for (int l = 0; l < 64; ++l) s += acc[l];
-      out[t * 16] = s;  // one cache line per thread
-    }
+    for (int64_t t = t0_; t < t1_; ++t) out[t * 16] = fn(iters, 1.0f + t);  // a line each
   });
   double s = seconds_since(t0);
   volatile float keep = 0;
   for (int t = 0; t < threads; ++t) keep = keep + out[t * 16];
-  return 2.0 * 64 * iters * threads / s * 1e-9;
+  const double per_iter = fn == &mul_add_chains ? 2.0 * kChains * 4 : 2.0 * kChains * lanes;
+  return per_iter * iters * threads / s * 1e-9;
 }
 
 double probe_launch_us(cpu::ThreadPool& pool) {
@@ -122,19 +166,24 @@ MachinePeak machine_identity(cpu::ThreadPool& pool) {
   return id;
 }
 
+// 2: the flop peak in FMAs of the widest vectors (1 measured a multiply and an add, in SSE).
+constexpr int kProbeVersion = 2;
+
 std::string machine_entry(const MachinePeak& m) {
   nlohmann::json j = {
-      {"cpu", m.cpu},       {"threads", m.threads},     {"bandwidth_gbps", m.bandwidth_gbps},
-      {"gflops", m.gflops}, {"launch_us", m.launch_us}, {"hotfuse", HF_VERSION}};
+      {"cpu", m.cpu},          {"threads", m.threads},     {"bandwidth_gbps", m.bandwidth_gbps},
+      {"gflops", m.gflops},    {"launch_us", m.launch_us}, {"hotfuse", HF_VERSION},
+      {"probe", kProbeVersion}};
   return j.dump(2) + "\n";
 }
 
 std::optional<MachinePeak> parse_machine_entry(const std::string& text,
                                                const MachinePeak& identity) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || j.value("cpu", "") != identity.cpu ||
-      j.value("threads", 0) != identity.threads || !(j.value("bandwidth_gbps", 0.0) > 0) ||
-      !(j.value("gflops", 0.0) > 0) || !(j.value("launch_us", -1.0) >= 0))
+  if (!j.is_object() || j.value("probe", 0) != kProbeVersion ||
+      j.value("cpu", "") != identity.cpu || j.value("threads", 0) != identity.threads ||
+      !(j.value("bandwidth_gbps", 0.0) > 0) || !(j.value("gflops", 0.0) > 0) ||
+      !(j.value("launch_us", -1.0) >= 0))
     return std::nullopt;
   MachinePeak m = identity;
   m.bandwidth_gbps = j["bandwidth_gbps"];

@@ -43,7 +43,7 @@ std::vector<OpRow> op_rows(const Graph& g, const Plan& plan, const StepTimes& ti
   return rows;
 }
 
-void print_op_table(std::ostream& os, const std::vector<OpRow>& rows) {
+void print_op_table(std::ostream& os, const std::vector<OpRow>& rows, double peak_gflops) {
   double total = 0;
   size_t wn = 4, wo = 2, ws = 6;
   for (const OpRow& r : rows) {
@@ -53,15 +53,21 @@ void print_op_table(std::ostream& os, const std::vector<OpRow>& rows) {
     ws = std::max(ws, r.output.size());
   }
   char line[512];
-  std::snprintf(line, sizeof line, "%4s  %-*s  %-*s  %-*s  %12s  %10s  %8s  %6s\n", "#", (int)wn,
-                "node", (int)wo, "op", (int)ws, "output", "time (med)", "bytes", "GB/s", "share");
-  os << line;
+  std::snprintf(line, sizeof line, "%4s  %-*s  %-*s  %-*s  %12s  %10s  %8s  %8s", "#", (int)wn,
+                "node", (int)wo, "op", (int)ws, "output", "time (med)", "bytes", "GB/s", "GFLOP/s");
+  os << line << (peak_gflops > 0 ? "  of peak" : "") << "   share\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     const OpRow& r = rows[i];
-    std::snprintf(line, sizeof line, "%4zu  %-*s  %-*s  %-*s  %12s  %10s  %8.1f  %5.1f%%\n", i,
-                  (int)wn, r.node.c_str(), (int)wo, r.op.c_str(), (int)ws, r.output.c_str(),
+    std::snprintf(line, sizeof line, "%4zu  %-*s  %-*s  %-*s  %12s  %10s  %8.1f  %8.1f", i, (int)wn,
+                  r.node.c_str(), (int)wo, r.op.c_str(), (int)ws, r.output.c_str(),
                   human_time(r.seconds).c_str(), human_bytes(r.bytes).c_str(), r.gbps(),
-                  total > 0 ? 100 * r.seconds / total : 0.0);
+                  r.gflops());
+    os << line;
+    if (peak_gflops > 0) {
+      std::snprintf(line, sizeof line, "  %6.1f%%", 100 * r.gflops() / peak_gflops);
+      os << line;
+    }
+    std::snprintf(line, sizeof line, "  %5.1f%%\n", total > 0 ? 100 * r.seconds / total : 0.0);
     os << line;
   }
   std::snprintf(line, sizeof line, "%4s  %-*s  %-*s  %-*s  %12s\n", "", (int)wn, "sum of ops",

@@ -31,9 +31,12 @@ struct OpRow {
   double bytes = 0;    // ideal bytes moved
   double flops = 0;
   double gbps() const { return seconds > 0 ? bytes / seconds * 1e-9 : 0; }
+  double gflops() const { return seconds > 0 ? flops / seconds * 1e-9 : 0; }
 };
 
 std::vector<OpRow> op_rows(const Graph& g, const Plan& plan, const StepTimes& times);
-void print_op_table(std::ostream& os, const std::vector<OpRow>& rows);
+// With the machine's flop peak (MachinePeak::gflops), a column says what share of it each
+// op reached; without (0), only its GFLOP/s.
+void print_op_table(std::ostream& os, const std::vector<OpRow>& rows, double peak_gflops = 0);
 
 }  // namespace hf

@@ -327,6 +327,9 @@ std::vector<OpRecord> Session::profiled_ops() const {
     o.cls = classify(o.cost, machine_);
     o.gbps = rows[s].gbps();
     o.peak_share = peak_share(o.cost, machine_);
+    o.flop_share = o.cost.seconds > 0 && machine_.gflops > 0
+                       ? o.cost.flops / o.cost.seconds * 1e-9 / machine_.gflops
+                       : 0;
     auto fused = current_->region_of_fused_node.find(o.node);
     o.fused = fused != current_->region_of_fused_node.end();
     o.region = o.fused ? fused->second : region_of(o.node);

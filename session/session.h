@@ -84,7 +84,8 @@ struct OpRecord {
   OpCost cost;  // medians over the profiled iterations
   OpClass cls = OpClass::MemoryBound;
   double gbps = 0, peak_share = 0;
-  int region = -1;  // the detected region it belongs to (or, if fused, is)
+  double flop_share = 0;  // GFLOP/s over the machine's flop peak (MachinePeak::gflops)
+  int region = -1;        // the detected region it belongs to (or, if fused, is)
   bool fused = false;
 };
 

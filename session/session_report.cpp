@@ -24,6 +24,8 @@ json op_json(const OpRecord& o) {
           {"flops", o.cost.flops},
           {"gbps", o.gbps},
           {"peak_share", o.peak_share},
+          {"gflops", o.cost.seconds > 0 ? o.cost.flops / o.cost.seconds * 1e-9 : 0.0},
+          {"flop_peak_share", o.flop_share},
           {"class", std::string(op_class_name(o.cls))},
           {"region", o.region >= 0 ? json(o.region) : json(nullptr)},
           {"fused", o.fused}};

@@ -44,7 +44,7 @@ assert s["kernels_before"] == 14 and s["kernels_after"] in (1, 14), s
 phases = [it["phase"] for it in r["iterations"]]
 assert phases[0] == "warmup" and "profiling" in phases and phases[-1] == "steady", phases
 for op in r["ops"]:
-    for f in ("node", "op", "time_ms", "bytes", "gbps", "peak_share", "class", "region"):
+    for f in ("node", "op", "time_ms", "bytes", "gbps", "peak_share", "gflops", "flop_peak_share", "class", "region"):
         assert f in op, (f, op)
     assert op["class"] in ("memory-bound", "compute-bound", "launch-bound"), op
 assert len(r["regions"]) == 1, r["regions"]

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <sstream>
 #include <thread>
 
 #include "profiler/op_class.h"
+#include "profiler/step_times.h"
 #include "runtime/exec/compare.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
@@ -28,6 +30,28 @@ TEST(OpClass, RooflineWithALaunchFloor) {
   EXPECT_EQ(classify({1e-3, 8e6, 400e6}, m), OpClass::ComputeBound);  // 50 flop/byte
   EXPECT_EQ(classify({4e-6, 64, 16}, m), OpClass::LaunchBound);       // ideal 3 ns << 5 us
   EXPECT_NEAR(peak_share({1e-3, 10e6, 0}, m), 0.5, 1e-12);            // 10 GB/s of 20
+}
+
+TEST(OpTable, SaysWhatShareOfTheFlopPeakEachOpReached) {
+  OpRow mm{.node = "mm",
+           .op = "MatMul",
+           .output = "f32[8,8]",
+           .seconds = 1e-3,
+           .bytes = 1e6,
+           .flops = 3e8};
+  OpRow add{.node = "add",
+            .op = "Elemwise ADD",
+            .output = "f32[8,8]",
+            .seconds = 1e-3,
+            .bytes = 1e6,
+            .flops = 0};
+  std::ostringstream with, without;
+  print_op_table(with, {mm, add}, 400);  // 300 GFLOP/s of 400
+  print_op_table(without, {mm, add});
+  EXPECT_NE(with.str().find("of peak"), std::string::npos) << with.str();
+  EXPECT_NE(with.str().find("300.0    75.0%"), std::string::npos) << with.str();
+  EXPECT_EQ(without.str().find("of peak"), std::string::npos) << without.str();
+  EXPECT_NE(without.str().find("300.0"), std::string::npos) << without.str();
 }
 
 TEST(Selection, HotRegionIsSelectedWithItsNumbers) {

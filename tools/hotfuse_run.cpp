@@ -193,10 +193,10 @@ int run(const Options& o) {
   if (save_dir) save_outputs(*save_dir, g, outputs);
 
   std::cout << "\nunfused profile (" << o.profile_iters << " iterations):\n";
-  print_op_table(std::cout, rows_of(session.unfused_ops()));
+  print_op_table(std::cout, rows_of(session.unfused_ops()), session.machine().gflops);
   if (!session.fused_ops().empty()) {
     std::cout << "\nfused profile (after the last swap):\n";
-    print_op_table(std::cout, rows_of(session.fused_ops()));
+    print_op_table(std::cout, rows_of(session.fused_ops()), session.machine().gflops);
   }
   if (!session.regions().empty()) std::cout << "\nregions:\n";
   for (const RegionRecord& r : session.regions())  // a failure was said once, as it happened
