@@ -25,7 +25,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--iters", type=int, default=30)
-    ap.add_argument("--names", default="resnet18,mobilenet_v2,gpt2_block")
+    ap.add_argument("--names", default="resnet18,mobilenet_v2,gpt2_block,resnet50,bert_layer")
     a = ap.parse_args()
     recs = []
     try:

@@ -9,6 +9,8 @@
 # With $HF_MODELS_OUT set the reports are kept there, and an onnxruntime column is added
 # when $HF_MODELS_OUT/ort.json (bench/ort_models.py) exists.
 #
+# $HF_MODELS (space-separated) picks models; default all five of models/export_models.py.
+#
 #   bench/run_models.sh HOTFUSE_RUN MODELS_DIR [REPS] [hotfuse-run options...]
 set -euo pipefail
 run=$1 models=$2 reps=${3:-3}
@@ -20,7 +22,7 @@ else
   out=$(mktemp -d)
   trap 'rm -rf "$out"' EXIT
 fi
-for model in resnet18 mobilenet_v2 gpt2_block; do
+for model in ${HF_MODELS:-resnet18 mobilenet_v2 gpt2_block resnet50 bert_layer}; do
   inputs=()
   [ -d "$models/$model/test_data_set_0" ] && inputs=(--inputs "$models/$model/test_data_set_0")
   for mode in all adaptive; do
@@ -30,9 +32,9 @@ for model in resnet18 mobilenet_v2 gpt2_block; do
     done
   done
 done
-/usr/bin/python3 - "$out" "$reps" <<'PY'
+/usr/bin/python3 - "$out" "$reps" ${HF_MODELS:-resnet18 mobilenet_v2 gpt2_block resnet50 bert_layer} <<'PY'
 import json, os, statistics, sys
-out, reps = sys.argv[1], int(sys.argv[2])
+out, reps, models = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 ort = {}
 if os.path.exists(f"{out}/ort.json"):
     for r in json.load(open(f"{out}/ort.json"))["records"]:
@@ -51,7 +53,7 @@ if ort:
     sep += " --- |"
 print(head)
 print(sep)
-for model in ["resnet18", "mobilenet_v2", "gpt2_block"]:
+for model in models:
     a, d = runs(model, "all"), runs(model, "adaptive")
     unfused = statistics.median(r["unfused_ms"] for r in a + d)
     fa = statistics.median(fused(r) for r in a)

@@ -14,6 +14,10 @@ whose files are already there and newer than this script.
   gpt2_block   a GPT-2-style pre-norm transformer block: LayerNorm, 12-head causal
                self-attention with softmax, LayerNorm, GELU MLP (d_model 768, 4x hidden),
                residuals; input 1x128x768
+  resnet50     torchvision ResNet-50, eval mode, input 1x3x224x224 (about 100 MB of weights)
+  bert_layer   a BERT-base encoder layer: 12-head self-attention with an additive padding
+               mask, post-norm residuals, GELU (erf) MLP of 3072; inputs hidden states
+               1x128x768 (f32) and attention mask 1x128 (i64, the last 16 positions padding)
 
 Exit code 77 (CTest's skip code here) when torch, torchvision or onnx cannot be imported.
 """
@@ -66,6 +70,33 @@ class GPT2Block(torch.nn.Module):
         return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x))))
 
 
+class BertLayer(torch.nn.Module):
+    def __init__(self, d_model=768, heads=12, hidden=3072):
+        super().__init__()
+        self.heads = heads
+        self.scale = 1.0 / math.sqrt(d_model // heads)
+        self.q = torch.nn.Linear(d_model, d_model)
+        self.k = torch.nn.Linear(d_model, d_model)
+        self.v = torch.nn.Linear(d_model, d_model)
+        self.proj = torch.nn.Linear(d_model, d_model)
+        self.ln1 = torch.nn.LayerNorm(d_model, eps=1e-12)
+        self.fc = torch.nn.Linear(d_model, hidden)
+        self.out = torch.nn.Linear(hidden, d_model)
+        self.ln2 = torch.nn.LayerNorm(d_model, eps=1e-12)
+
+    def forward(self, x, mask):
+        b, t, d = x.shape
+        h = self.heads
+        q = self.q(x).reshape(b, t, h, d // h).transpose(1, 2)
+        k = self.k(x).reshape(b, t, h, d // h).transpose(1, 2)
+        v = self.v(x).reshape(b, t, h, d // h).transpose(1, 2)
+        add = (1.0 - mask.to(torch.float32))[:, None, None, :] * -10000.0
+        att = torch.softmax((q @ k.transpose(-2, -1)) * self.scale + add, dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, d)
+        x = self.ln1(x + self.proj(y))
+        return self.ln2(x + self.out(torch.nn.functional.gelu(self.fc(x))))
+
+
 def randomize_batchnorm(model, gen):
     # Fresh BatchNorm statistics are 0 and 1, which would hide a wrong mean or variance.
     for m in model.modules():
@@ -90,38 +121,50 @@ def build(name):
     elif name == "gpt2_block":
         m = GPT2Block()
         x = torch.randn(1, 128, 768, generator=gen)
+    elif name == "resnet50":
+        m = torchvision.models.resnet50(weights=None)
+        randomize_batchnorm(m, gen)
+        x = torch.randn(1, 3, 224, 224, generator=gen)
+    elif name == "bert_layer":
+        m = BertLayer()
+        mask = torch.ones(1, 128, dtype=torch.int64)
+        mask[:, 112:] = 0
+        return m.eval(), (torch.randn(1, 128, 768, generator=gen), mask), ["input", "mask"]
     else:
         raise SystemExit(f"export_models.py: unknown model '{name}'")
-    return m.eval(), x
+    return m.eval(), (x,), ["input"]
 
 
-MODELS = ["resnet18", "mobilenet_v2", "gpt2_block"]
+MODELS = ["resnet18", "mobilenet_v2", "gpt2_block", "resnet50", "bert_layer"]
 
 
 def export(name, out_dir):
     d = os.path.join(out_dir, name)
     data = os.path.join(d, "test_data_set_0")
-    files = [os.path.join(d, "model.onnx"), os.path.join(data, "input_0.pb"),
-             os.path.join(data, "output_0.pb")]
+    model, xs, names = build(name)
+    inputs = [os.path.join(data, f"input_{i}.pb") for i in range(len(xs))]
+    files = [os.path.join(d, "model.onnx")] + inputs + [os.path.join(data, "output_0.pb")]
     script_time = os.path.getmtime(__file__)
     if all(os.path.exists(f) and os.path.getmtime(f) >= script_time for f in files):
         print(f"{name}: up to date in {d}")
         return
     os.makedirs(data, exist_ok=True)
-    model, x = build(name)
     with torch.no_grad():
-        y = model(x)
+        y = model(*xs)
         tmp = files[0] + ".tmp"
-        torch.onnx.export(model, (x,), tmp, opset_version=OPSET, input_names=["input"],
+        torch.onnx.export(model, xs, tmp, opset_version=OPSET, input_names=names,
                           output_names=["output"], do_constant_folding=True)
     onnx.checker.check_model(onnx.load(tmp))
-    for f, t in ((files[1], x), (files[2], y)):
+    for f, t in list(zip(inputs, xs)) + [(files[-1], y)]:
+        a = t.numpy()
+        a = a.astype(np.float32) if a.dtype.kind == "f" else a
         with open(f + ".tmp", "wb") as fh:
-            fh.write(numpy_helper.from_array(t.numpy().astype(np.float32)).SerializeToString())
+            fh.write(numpy_helper.from_array(a).SerializeToString())
     # Renamed last, so an interrupted run never leaves a model that looks complete.
     for f in files[1:] + files[:1]:
         os.replace(f + ".tmp", f)
-    print(f"{name}: wrote {d} (input {tuple(x.shape)}, output {tuple(y.shape)})")
+    shapes = ", ".join(str(tuple(x.shape)) for x in xs)
+    print(f"{name}: wrote {d} (inputs {shapes}, output {tuple(y.shape)})")
 
 
 def main():

@@ -3,8 +3,8 @@ if(TARGET test_onnx_nn)
   target_link_libraries(test_onnx_nn PRIVATE onnx_proto)
 endif()
 
-# Real models end to end (models/export_models.py): ResNet-18, MobileNetV2 and a GPT-2
-# block exported by torch with torch's outputs as test data, each run under
+# Real models end to end (models/export_models.py): ResNet-18, MobileNetV2, a GPT-2 block,
+# ResNet-50 and a BERT-base encoder layer (two inputs, an i64 mask) exported by torch with torch's outputs as test data, each run under
 # `hotfuse-run --check` at --fusion off, all and adaptive. The fixture exports them into
 # the build tree (about 20 s the first time, nothing when they are up to date); without
 # Debian's python3-torch, python3-torchvision and python3-onnx the model tests are skipped
@@ -16,7 +16,7 @@ add_test(NAME models_export
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/models_export.sh ${HF_MODELS_PYTHON}
                  ${PROJECT_SOURCE_DIR}/models/export_models.py ${HF_MODELS_DIR})
 set_tests_properties(models_export PROPERTIES FIXTURES_SETUP hf_models TIMEOUT 600)
-foreach(model resnet18 mobilenet_v2 gpt2_block)
+foreach(model resnet18 mobilenet_v2 gpt2_block resnet50 bert_layer)
   foreach(level off all adaptive)
     set(extra)
     if(level STREQUAL "adaptive")
@@ -37,7 +37,7 @@ endforeach()
 # The same models on the CUDA backend (Conv through cuDNN, the pools, Concat/Slice/Gather
 # kernels) unfused and fused; skipped (exit 77) with the reason without a usable device.
 if(HF_HAVE_CUDA_BACKEND)
-  foreach(model resnet18 mobilenet_v2 gpt2_block)
+  foreach(model resnet18 mobilenet_v2 gpt2_block resnet50 bert_layer)
     foreach(level off all)
       add_test(NAME model_${model}_cuda_${level}
                COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cuda_or_skip.sh $<TARGET_FILE:hotfuse-run>
