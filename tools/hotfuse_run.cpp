@@ -68,7 +68,7 @@ double check_outputs(const Graph& g, const std::vector<HostTensor>& unfused,
   double worst = 0;
   for (size_t i = 0; i < fused.size(); ++i) {
     const TensorView& e = unfused[i].view();
-    Mismatch m = compare(e, fused[i].view(), fused_tolerance(e.dtype));
+    Mismatch m = compare(e, fused[i].view(), graph_output_tolerance(e.dtype));
     worst = std::max(worst, m.worst_ratio);
     if (m.index >= 0)
       throw std::runtime_error("fused output '" + g.value(g.outputs()[i]).name +

@@ -8,22 +8,44 @@ namespace hf {
 
 Tolerance fused_tolerance(DType t) {
   switch (t) {
-    case DType::F32: return {1e-5, 1e-6};
+    case DType::F32:
+      return {1e-5, 1e-6};
     case DType::F16:
-    case DType::BF16: return {1e-3, 1e-3};
-    default: return {0, 0};
+    case DType::BF16:
+      return {1e-3, 1e-3};
+    default:
+      return {0, 0};
+  }
+}
+
+Tolerance graph_output_tolerance(DType t) {
+  switch (t) {
+    case DType::F32:
+      return {1e-4, 1e-4};
+    case DType::F16:
+    case DType::BF16:
+      return {1e-2, 1e-3};
+    default:
+      return {0, 0};
   }
 }
 
 double element_as_double(const TensorView& t, int64_t i) {
   switch (t.dtype) {
-    case DType::F32: return t.as<float>()[i];
-    case DType::F16: return to_f32(t.as<f16>()[i]);
-    case DType::BF16: return to_f32(t.as<bf16>()[i]);
-    case DType::I32: return t.as<int32_t>()[i];
-    case DType::I64: return static_cast<double>(t.as<int64_t>()[i]);
-    case DType::Bool: return t.as<uint8_t>()[i] != 0;
-    case DType::U8: return t.as<uint8_t>()[i];
+    case DType::F32:
+      return t.as<float>()[i];
+    case DType::F16:
+      return to_f32(t.as<f16>()[i]);
+    case DType::BF16:
+      return to_f32(t.as<bf16>()[i]);
+    case DType::I32:
+      return t.as<int32_t>()[i];
+    case DType::I64:
+      return static_cast<double>(t.as<int64_t>()[i]);
+    case DType::Bool:
+      return t.as<uint8_t>()[i] != 0;
+    case DType::U8:
+      return t.as<uint8_t>()[i];
   }
   return 0;
 }
@@ -38,7 +60,9 @@ Mismatch compare(const TensorView& e, const TensorView& a, Tolerance tol) {
     double diff = std::fabs(x - y);
     double allowed = tol.atol + tol.rtol * std::fabs(x);
     if (std::isfinite(diff))
-      worst.worst_ratio = std::max(worst.worst_ratio, allowed > 0 ? diff / allowed : diff > 0 ? INFINITY : 0);
+      worst.worst_ratio = std::max(worst.worst_ratio, allowed > 0 ? diff / allowed
+                                                      : diff > 0  ? INFINITY
+                                                                  : 0);
     double excess = diff - allowed;
     if (!(excess <= 0)) ++worst.count;
     if (!(excess <= 0) && (worst.index < 0 || !(excess <= worst_excess))) {
