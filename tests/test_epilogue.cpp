@@ -18,6 +18,7 @@
 #include "fusion/detect.h"
 #include "fusion/region_spec.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/cpu/epilogue_post_ops.h"
 #include "runtime/cpu/nhwc_layout.h"
 #include "runtime/exec/executor.h"
 #include "runtime/io/graph_json.h"
@@ -283,6 +284,65 @@ TEST(EpilogueNumerics, NhwcChainOfTheGraphsOwnWithDepthwiseAndClip) {
   ASSERT_NE(nhwc, nullptr);
   EXPECT_EQ(epilogues(*nhwc, detect(*nhwc)), (std::vector<std::string>{"Conv+CLIP", "Conv+CLIP"}));
   expect_same_results(*nhwc, 2);
+}
+
+TEST(EpilogueNumerics, NhwcResidualBlockInRegistersAndThroughBlocks) {
+  // conv2's epilogue (ADD of the block's input, then RELU) maps onto oneDNN post-ops (a
+  // binary add of an operand in the output's layout, then relu); conv1's (TANH) does not,
+  // and runs on blocks.
+  Graph g = parse(R"({"name": "x", "dtype": "f32", "shape": [1, 8, 10, 7]},
+      {"name": "w1", "dtype": "f32", "shape": [8, 8, 3, 3]},
+      {"name": "w2", "dtype": "f32", "shape": [8, 8, 3, 3]})",
+                  R"({"name": "c1", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]},
+       "inputs": ["x", "w1"]},
+      {"name": "m", "op": "Elemwise", "mode": "TANH", "inputs": ["c1:0"]},
+      {"name": "c2", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]}, "inputs": ["m:0", "w2"]},
+      {"name": "res", "op": "Elemwise", "mode": "ADD", "inputs": ["c2:0", "x"]},
+      {"name": "relu", "op": "Elemwise", "mode": "RELU", "inputs": ["res:0"]})",
+                  R"("relu:0")");
+  std::unique_ptr<Graph> nhwc = cpu::nhwc_conv_chains(g);
+  ASSERT_NE(nhwc, nullptr);
+  EXPECT_EQ(epilogues(*nhwc, detect(*nhwc)),
+            (std::vector<std::string>{"Conv+TANH", "Conv+ADD+RELU"}));
+  expect_same_results(*nhwc, 2);
+}
+
+TEST(EpilogueNumerics, PostOpsMapOnlyWhatTheyComputeExactly) {
+  // The mapping itself: which chains become post-ops.
+  auto map = [](const Graph& g) {
+    fusion::Detection d = detect(g);
+    for (const fusion::Region& r : d.regions)
+      if (r.heavy) {
+        fusion::RegionKernel k = fusion::build_region_kernel(g, r);
+        std::vector<Shape> shapes;
+        for (ValueId v : k.live_ins) shapes.push_back(g.value(v).shape);
+        return cpu::conv_epilogue(*k.epilogue, shapes, g.value(k.outputs[0]).shape, false)
+            .has_value();
+      }
+    return false;
+  };
+  const std::string in = R"({"name": "x", "dtype": "f32", "shape": [1, 4, 6, 6]},
+      {"name": "w", "dtype": "f32", "shape": [4, 4, 1, 1]},
+      {"name": "c", "dtype": "f32", "shape": [4, 1, 1]},
+      {"name": "r", "dtype": "f32", "shape": [1, 4, 6, 6]},
+      {"name": "col", "dtype": "f32", "shape": [6]})";
+  const std::string conv = R"({"name": "conv", "op": "Conv", "inputs": ["x", "w"]},)";
+  auto graph = [&](const std::string& nodes) {
+    return parse(in, literal("lo", 0) + "," + literal("hi", 6) + "," + conv + nodes, R"("y:0")");
+  };
+  EXPECT_TRUE(
+      map(graph(R"({"name": "a", "op": "Elemwise", "mode": "ADD", "inputs": ["conv:0", "c"]},
+      {"name": "y", "op": "Elemwise", "mode": "CLIP", "inputs": ["a:0", "lo:0", "hi:0"]})")));
+  EXPECT_TRUE(
+      map(graph(R"({"name": "a", "op": "Elemwise", "mode": "SUB", "inputs": ["conv:0", "r"]},
+      {"name": "y", "op": "Elemwise", "mode": "RELU", "inputs": ["a:0"]})")));
+  // r - conv, a per-column operand, a transcendental: no.
+  EXPECT_FALSE(
+      map(graph(R"({"name": "y", "op": "Elemwise", "mode": "SUB", "inputs": ["r", "conv:0"]})")));
+  EXPECT_FALSE(
+      map(graph(R"({"name": "y", "op": "Elemwise", "mode": "ADD", "inputs": ["conv:0", "col"]})")));
+  EXPECT_FALSE(
+      map(graph(R"({"name": "y", "op": "Elemwise", "mode": "TANH", "inputs": ["conv:0"]})")));
 }
 
 // ---- the session ---------------------------------------------------------------------------

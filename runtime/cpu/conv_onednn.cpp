@@ -38,6 +38,7 @@ struct OnednnConv::Impl {
   bool const_weights = false;
   std::string info;
   int slices = 1;
+  std::vector<ConvPostOp> post;
 
   struct Slice {
     dnnl::convolution_forward conv;
@@ -48,7 +49,50 @@ struct OnednnConv::Impl {
     memory::desc in_src, in_dst, out_src, out_dst, in_scratch, out_scratch;
     int64_t in_src_off = 0, in_dst_off = 0, out_dst_off = 0;
     OutBlock block;  // what it writes of one image of the graph's output
+    // Per post-op: a binary one's operand layout and offset in one image (else unused).
+    std::vector<memory::desc> src1;
+    std::vector<int64_t> src1_off;
   };
+
+  // This slice's post-ops: output channels [m0, m0 + ms) of `dst` (at `dst_off` in an image).
+  dnnl::post_ops post_ops_for(Slice& sl, int64_t m0, int64_t ms) const {
+    using A = dnnl::algorithm;
+    dnnl::post_ops po;
+    sl.src1.assign(post.size(), memory::desc());
+    sl.src1_off.assign(post.size(), 0);
+    for (size_t i = 0; i < post.size(); ++i) {
+      const ConvPostOp& p = post[i];
+      if (p.kind == ConvPostOp::Relu) {
+        po.append_eltwise(1.f, A::eltwise_relu, 0.f, 0.f);
+      } else if (p.kind == ConvPostOp::Clip) {
+        po.append_eltwise(1.f, A::eltwise_clip, p.lo, p.hi);
+      } else if (p.operand < 0) {  // a literal: exactly x + c, x - c, c * x
+        if (p.kind == ConvPostOp::Add)
+          po.append_eltwise(1.f, A::eltwise_linear, 1.f, p.literal);
+        else if (p.kind == ConvPostOp::Sub)
+          po.append_eltwise(1.f, A::eltwise_linear, 1.f, -p.literal);
+        else if (p.kind == ConvPostOp::Mul)
+          po.append_eltwise(1.f, A::eltwise_linear, p.literal, 0.f);
+        else
+          throw dnnl::error(dnnl_unimplemented, "a literal max/min");
+      } else {
+        const A alg = p.kind == ConvPostOp::Add   ? A::binary_add
+                      : p.kind == ConvPostOp::Mul ? A::binary_mul
+                      : p.kind == ConvPostOp::Sub ? A::binary_sub
+                      : p.kind == ConvPostOp::Max ? A::binary_max
+                                                  : A::binary_min;
+        if (p.per_channel) {
+          sl.src1[i] = memory::desc({1, ms, 1, 1}, kF32, memory::dims{ms, 1, 1, 1});
+          sl.src1_off[i] = m0;
+        } else {
+          sl.src1[i] = sl.dst;
+          sl.src1_off[i] = sl.dst_off;
+        }
+        po.append_binary(alg, sl.src1[i]);
+      }
+    }
+    return po;
+  }
   std::vector<Slice> s;
 
   // NHWC plan: weights in the primitive's layout.
@@ -70,14 +114,17 @@ struct OnednnConv::Impl {
   dnnl::convolution_forward::primitive_desc conv_pd(const memory::desc& src,
                                                     const memory::desc& wei,
                                                     const memory::desc& dst, int64_t m,
-                                                    int64_t pad_top, int64_t pad_bottom) const {
+                                                    int64_t pad_top, int64_t pad_bottom,
+                                                    const dnnl::post_ops& po = {}) const {
     const Window2d& w = g.win;
     dnnl::convolution_forward::desc d(
         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wei,
         memory::desc({m}, kF32, Tag::x), dst, {w.stride[0], w.stride[1]},
         {w.dilation[0] - 1, w.dilation[1] - 1}, {pad_top, w.pad_begin[1]},
         {pad_bottom, w.pad_end[1]});
-    return dnnl::convolution_forward::primitive_desc(d, user_scratchpad(), engine());
+    dnnl::primitive_attr attr = user_scratchpad();
+    attr.set_post_ops(po);
+    return dnnl::convolution_forward::primitive_desc(d, attr, engine());
   }
 
   // Slices of output channels; the primitives read and write dense NCHW / OIHW in place.
@@ -92,7 +139,9 @@ struct OnednnConv::Impl {
       sl.src = memory::desc({1, g.c, H, W}, kF32, Tag::nchw);
       sl.wei = memory::desc(wei_dims(m1 - m0), kF32, Tag::oihw);
       sl.dst = memory::desc({1, m1 - m0, OH, OW}, kF32, Tag::nchw);
-      auto pd = conv_pd(sl.src, sl.wei, sl.dst, m1 - m0, w.pad_begin[0], w.pad_end[0]);
+      sl.dst_off = m0 * OH * OW;
+      auto pd = conv_pd(sl.src, sl.wei, sl.dst, m1 - m0, w.pad_begin[0], w.pad_end[0],
+                        post_ops_for(sl, m0, m1 - m0));
       if (pd.src_desc() != sl.src || pd.weights_desc() != sl.wei || pd.dst_desc() != sl.dst)
         throw dnnl::error(dnnl_unimplemented, "plain layouts refused");
       sl.bias = pd.bias_desc();
@@ -100,7 +149,6 @@ struct OnednnConv::Impl {
       sl.conv = dnnl::convolution_forward(pd);
       sl.wei_off = m0 * g.c * w.k[0] * w.k[1];
       sl.bias_off = m0;
-      sl.dst_off = m0 * OH * OW;
       sl.block = {sl.dst_off, 1, (m1 - m0) * OH * OW, 0};
       info = std::string("nchw ") + pd.impl_info_str();
       s.push_back(std::move(sl));
@@ -154,7 +202,11 @@ struct OnednnConv::Impl {
       if (h1 <= h0) throw dnnl::error(dnnl_unimplemented, "a band reads no input row");
       sl.src = memory::desc({1, C, h1 - h0, W}, kF32, Tag::nhwc);
       sl.dst = memory::desc({1, M, r1 - r0, OW}, kF32, Tag::nhwc);
-      auto pd = conv_pd(sl.src, i == 0 ? wei_any : s[0].wei, sl.dst, M, h0 - a, b + 1 - h1);
+      sl.dst_off = r0 * OW * M;
+      if (!post.empty() && !g.nhwc)
+        throw dnnl::error(dnnl_unimplemented, "post-ops on a reordered output");
+      auto pd = conv_pd(sl.src, i == 0 ? wei_any : s[0].wei, sl.dst, M, h0 - a, b + 1 - h1,
+                        post_ops_for(sl, 0, M));
       if (pd.src_desc() != sl.src || pd.dst_desc() != sl.dst ||
           (i > 0 && pd.weights_desc() != s[0].wei))
         throw dnnl::error(dnnl_unimplemented, "NHWC layouts refused");
@@ -163,7 +215,6 @@ struct OnednnConv::Impl {
       sl.conv_scratch = pd.scratchpad_desc();
       sl.conv = dnnl::convolution_forward(pd);
       sl.src_off = h0 * W * C;
-      sl.dst_off = r0 * OW * M;
       sl.block = {sl.dst_off, 1, (r1 - r0) * OW * M, 0};
       if (!g.nhwc) plan_reorders(sl, i, n);
       if (i == 0) info = std::string(g.nhwc ? "nhwc (graph) " : "nhwc ") + pd.impl_info_str();
@@ -177,13 +228,22 @@ struct OnednnConv::Impl {
     nhwc = true;
   }
 
-  void conv_slice(const Slice& sl, const float* x, const float* wei, const float* bias,
-                  float* y) const {
-    execute(sl.conv, sl.conv_scratch,
-            {{DNNL_ARG_SRC, mem(sl.src, x + sl.src_off)},
-             {DNNL_ARG_WEIGHTS, mem(sl.wei, wei + sl.wei_off)},
-             {DNNL_ARG_BIAS, mem(sl.bias, bias + sl.bias_off)},
-             {DNNL_ARG_DST, mem(sl.dst, y + sl.dst_off)}});
+  // operands (post-ops only): their data for the image at `image` (a full one is offset
+  // by it; a per-channel one is the same for every image).
+  void conv_slice(const Slice& sl, const float* x, const float* wei, const float* bias, float* y,
+                  std::span<const float* const> operands = {}, int64_t image = 0) const {
+    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, mem(sl.src, x + sl.src_off)},
+                                                  {DNNL_ARG_WEIGHTS, mem(sl.wei, wei + sl.wei_off)},
+                                                  {DNNL_ARG_BIAS, mem(sl.bias, bias + sl.bias_off)},
+                                                  {DNNL_ARG_DST, mem(sl.dst, y + sl.dst_off)}};
+    for (size_t i = 0; i < post.size(); ++i) {
+      const ConvPostOp& p = post[i];
+      if (p.operand < 0 || p.kind == ConvPostOp::Relu || p.kind == ConvPostOp::Clip) continue;
+      const float* base = operands[p.operand] + (p.per_channel ? 0 : image * out_image());
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
+                   mem(sl.src1[i], base + sl.src1_off[i]));
+    }
+    execute(sl.conv, sl.conv_scratch, std::move(args));
   }
 
   // Tells on_block of slice sl's block of image n.
@@ -195,7 +255,7 @@ struct OnednnConv::Impl {
   }
 
   void run(const float* x, const float* w, const float* bias, float* y, ThreadPool& pool,
-           const OnBlock& on_block) {
+           const OnBlock& on_block, std::span<const float* const> operands) {
     std::lock_guard<std::mutex> lock(mutex);
     if (!bias) {
       zero_bias.assign(g.m, 0.0f);
@@ -207,7 +267,7 @@ struct OnednnConv::Impl {
       pool.parallel_for(items, 1, [&](int64_t b, int64_t e) {
         for (int64_t it = b; it < e; ++it) {
           const int64_t n = it / per;
-          conv_slice(s[it % per], x + n * in_image(), w, bias, y + n * out_image());
+          conv_slice(s[it % per], x + n * in_image(), w, bias, y + n * out_image(), operands, n);
           done(on_block, s[it % per], n);
         }
       });
@@ -222,7 +282,7 @@ struct OnednnConv::Impl {
       pool.parallel_for(items, 1, [&](int64_t b, int64_t e) {
         for (int64_t it = b; it < e; ++it) {
           conv_slice(s[it % per], x + (it / per) * in_image(), wei_buf.data(), bias,
-                     y + (it / per) * out_image());
+                     y + (it / per) * out_image(), operands, it / per);
           done(on_block, s[it % per], it / per);
         }
       });
@@ -261,7 +321,8 @@ OnednnConv::OnednnConv(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 OnednnConv::~OnednnConv() = default;
 
 std::unique_ptr<OnednnConv> OnednnConv::create(const ConvGeometry& g, int slices,
-                                               bool const_weights) {
+                                               bool const_weights,
+                                               const std::vector<ConvPostOp>& post) {
   if (g.n <= 0 || g.m <= 0 || g.c <= 0 || g.win.out[0] <= 0 || g.win.out[1] <= 0) return nullptr;
   // Primitives record the thread count they are made for: one, like every call.
   onednn_single_threaded();
@@ -269,6 +330,7 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const ConvGeometry& g, int slices
   impl->g = g;
   impl->slices = std::max(1, slices);
   impl->const_weights = const_weights;
+  impl->post = post;
   const Window2d& w = g.win;
   const bool pointwise = w.k[0] == 1 && w.k[1] == 1 && g.group == 1;
   try {
@@ -289,7 +351,12 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const ConvGeometry& g, int slices
 
 void OnednnConv::run(const float* x, const float* w, const float* bias, float* y, ThreadPool& pool,
                      const OnBlock& on_block) {
-  impl_->run(x, w, bias, y, pool, on_block);
+  impl_->run(x, w, bias, y, pool, on_block, {});
+}
+
+void OnednnConv::run(const float* x, const float* w, const float* bias, float* y, ThreadPool& pool,
+                     std::span<const float* const> operands) {
+  impl_->run(x, w, bias, y, pool, {}, operands);
 }
 
 const char* OnednnConv::describe() const {

@@ -13,18 +13,37 @@
 //    to the primitive's layout once when they are constant, else on every call.
 #pragma once
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "runtime/cpu/out_block.h"
 #include "runtime/ir/nn_geometry.h"
 
 namespace hf::cpu {
 
+// What oneDNN applies to the convolution's output in its registers, in order: the steps of
+// an epilogue that post-ops express exactly (cpu_backend.cpp maps them). A binary step reads
+// a literal, or an operand of the output's own shape and layout, or one value per output
+// channel.
+struct ConvPostOp {
+  enum Kind : unsigned char { Relu, Clip, Add, Mul, Sub, Max, Min };
+  Kind kind = Relu;
+  float lo = 0, hi = 0;      // Clip
+  int operand = -1;          // Add..Min: which of run()'s operands; -1: `literal`
+  float literal = 0;         // Add, Mul, Sub only
+  bool per_channel = false;  // the operand holds one value per output channel
+};
+
 class OnednnConv {
  public:
   // nullptr when oneDNN cannot run this geometry (the caller keeps its own kernel).
   // slices: how many pieces to cut each image into (the pool's size).
   // const_weights: the weights' data and address stay the same for every run.
-  static std::unique_ptr<OnednnConv> create(const ConvGeometry& g, int slices, bool const_weights);
+  // With post-ops, only the plans whose primitives write the graph's tensor in place take
+  // them (NCHW 1x1, and Convs of the graph's own NHWC chains); else, or if oneDNN refuses
+  // them, nullptr.
+  static std::unique_ptr<OnednnConv> create(const ConvGeometry& g, int slices, bool const_weights,
+                                            const std::vector<ConvPostOp>& post = {});
   ~OnednnConv();
 
   // y = conv(x, w) + bias (bias may be null); dense NCHW / OIHW f32. Safe to call from
@@ -32,6 +51,9 @@ class OnednnConv {
   // `on_block` right after it is written.
   void run(const float* x, const float* w, const float* bias, float* y, ThreadPool& pool,
            const OnBlock& on_block = {});
+  // With post-ops: `operands` are what their `operand` indices name (dense).
+  void run(const float* x, const float* w, const float* bias, float* y, ThreadPool& pool,
+           std::span<const float* const> operands);
 
   // Which plan was taken and oneDNN's implementation, e.g. "nhwc brgconv:avx512_core".
   const char* describe() const;

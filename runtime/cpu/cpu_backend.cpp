@@ -4,6 +4,8 @@
 #include <functional>
 #include <stdexcept>
 
+#include "runtime/cpu/conv_onednn.h"
+#include "runtime/cpu/epilogue_post_ops.h"
 #include "runtime/cpu/epilogue_program.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/matmul_onednn.h"
@@ -132,6 +134,23 @@ std::unique_ptr<Kernel> CpuBackend::make_epilogue_kernel(const Graph& g, const N
     }
     case OpType::Conv: {
       ConvGeometry geo = conv_geometry(e.heavy, value(0).shape, value(1).shape);
+      // In registers where oneDNN's post-ops say it exactly: no pass over the output.
+      if (std::optional<ConvEpilogue> ce = conv_epilogue(e, shapes, out, geo.nhwc)) {
+        std::shared_ptr<OnednnConv> fused =
+            OnednnConv::create(geo, pool.size(), is_constant(g, n.inputs[hi[1]]), ce->post);
+        if (fused) {
+          const std::vector<int> ops = ce->operands;
+          const bool bias = hi.size() > 2;
+          return std::make_unique<FnKernel>([fused, heavy_in, ops, bias, &pool](auto in, auto o) {
+            std::vector<const float*> data;
+            for (int i : ops) data.push_back(in[i].template as<const float>());
+            fused->run(heavy_in(in, 0).template as<const float>(),
+                       heavy_in(in, 1).template as<const float>(),
+                       bias ? heavy_in(in, 2).template as<const float>() : nullptr,
+                       o[0].template as<float>(), pool, data);
+          });
+        }
+      }
       auto conv =
           std::make_shared<Conv2d>(geo, pool, value(0).dtype, is_constant(g, n.inputs[hi[1]]));
       const bool bias = hi.size() > 2;
