@@ -4,7 +4,8 @@ inputs (MODELS_DIR/<model>/test_data_set_0/input_*.pb, as `hotfuse-run --inputs`
 
     VENV/bin/python bench/ort_models.py MODELS_DIR OUT.json [--threads T] [--iters N]
 
-Per model: InferenceSession with graph_optimization_level ORT_ENABLE_ALL,
+Per model: peak resident memory (peak_rss_bytes, the process's; baseline_rss_bytes is
+Python with numpy, onnx and onnxruntime imported, before any session), InferenceSession with graph_optimization_level ORT_ENABLE_ALL,
 intra_op_num_threads T, inter_op_num_threads 1, sequential execution; 5 warm-up runs (and at
 least 0.2 s, as hotfuse-run), then the median of --iters timed `run()` calls. The outputs are
 compared with the stored output_*.pb (max abs error recorded). A model that fails is a
@@ -38,8 +39,13 @@ def main():
             recs.append({"model": m, "error": f"import failed: {e}"})
         json.dump({"records": recs}, open(a.out, "w"), indent=1)
         return
+    import resource
+    # Peak resident memory of this process (Linux: KiB); the imports alone are the baseline.
+    rss = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    baseline = rss()
     for m in a.names.split(","):
-        r = {"model": m, "threads": a.threads, "onnxruntime": ort.__version__}
+        r = {"model": m, "threads": a.threads, "onnxruntime": ort.__version__,
+             "baseline_rss_bytes": baseline}
         try:
             d = os.path.join(a.models, m)
             so = ort.SessionOptions()
@@ -69,6 +75,7 @@ def main():
             r["median_ms"] = statistics.median(ts) * 1e3
             r["min_ms"] = min(ts) * 1e3
             r["iters"] = a.iters
+            r["peak_rss_bytes"] = rss()  # over every model run so far: give one --names
             print(f"onnxruntime {m} T{a.threads}: {r['median_ms']:.2f} ms err={r['max_abs_err']}",
                   file=sys.stderr)
         except Exception as e:  # noqa: BLE001

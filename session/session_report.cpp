@@ -1,5 +1,7 @@
 #include "session/session_report.h"
 
+#include "profiler/resident_memory.h"
+
 namespace hf {
 
 namespace {
@@ -65,6 +67,7 @@ json session_report(const Session& s, const ReportContext& ctx) {
                   {"cache_hits", hits},
                   {"peak_bytes_before", s.peak_bytes_before()},
                   {"peak_bytes_after", s.peak_bytes_now()},
+                  {"peak_rss_bytes", peak_resident_bytes()},
                   {"regions_detected", s.regions().size()},
                   {"regions_selected", selected},
                   {"regions_kept", kept},
