@@ -1,7 +1,9 @@
 # The CUDA backend's checks that need more than a gtest binary (tests/test_cuda_*.cpp are
 # built by tests/CMakeLists.txt like every suite; without the toolkit they skip).
 # - cuda_no_libcuda: no binary needs libcuda.so, directly (readelf NEEDED) or through a
-#   library (ldd), so the same binaries start on a machine without an NVIDIA driver.
+#   library (ldd), so the same binaries start on a machine without an NVIDIA driver; nor
+#   libcublas (opened on first use, runtime/cuda/cublas_api.h: linked, it costs every
+#   process ~150 MB of resident memory).
 # - cuda_cli: --backend auto/cuda on this machine: with no device, auto prints one line
 #   naming the reason and runs on the CPU, cuda fails with exit code 2; with a device both
 #   run on it (tests/cuda_cli.sh).
@@ -20,8 +22,9 @@ status=0
 for f in "$@"; do
   if readelf -d "$f" | grep -q 'NEEDED.*libcuda\.so'; then echo "$f NEEDs libcuda.so"; status=1; fi
   if ldd "$f" | grep -q 'libcuda\.so'; then echo "$f loads libcuda.so through a library"; status=1; fi
+  if ldd "$f" | grep -q 'libcublas'; then echo "$f loads libcublas at start-up"; status=1; fi
 done
-[ $status = 0 ] && echo "checked $# binaries: none needs libcuda.so"
+[ $status = 0 ] && echo "checked $# binaries: none needs libcuda.so or libcublas"
 exit $status
 ]=] sh ${HF_CUDA_CHECKED_BINARIES})
 set_tests_properties(cuda_no_libcuda PROPERTIES TIMEOUT 60)

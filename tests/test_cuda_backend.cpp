@@ -33,6 +33,7 @@
 #include "profiler/cupti_profile.h"
 #include "profiler/cupti_tracer.h"
 #include "runtime/cuda/caching_allocator.h"
+#include "runtime/cuda/cublas_api.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "session/fusing_cuda_backend.h"
 #include "tests/support/cuda_device.h"
@@ -78,6 +79,15 @@ TEST(CudaBackendSelect, NoDeviceReasonComesFromTheRuntime) {
   EXPECT_FALSE(s.reason.empty());
   EXPECT_EQ(cuda_unavailable_reason(), "no CUDA device: " + s.reason);
   EXPECT_THROW(cuda::CudaBackend(), Error);
+}
+
+// cuBLAS is opened on first use (no GPU needed to open it): every entry point resolves.
+TEST(CublasApi, OpensOnFirstUseWithEveryEntryPoint) {
+  const cuda::CublasApi& api = cuda::cublas();
+  EXPECT_NE(api.create, nullptr);
+  EXPECT_NE(api.gemm_strided_batched_ex, nullptr);
+  EXPECT_STREQ(api.status_name(CUBLAS_STATUS_NOT_INITIALIZED), "CUBLAS_STATUS_NOT_INITIALIZED");
+  EXPECT_EQ(&api, &cuda::cublas());
 }
 
 TEST(CudaAllocator, SizeClassesRoundUpAndStayClose) {

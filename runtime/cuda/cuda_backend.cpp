@@ -1,10 +1,13 @@
 #include "runtime/cuda/cuda_backend.h"
 
+#include "runtime/cuda/cublas_api.h"
+
 #include <cublas_v2.h>
 #include <cudnn.h>
 
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/conv_cudnn.h"
+#include "runtime/cuda/cublas_api.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/kernels.h"
 #include "runtime/cuda/matmul.h"
@@ -158,17 +161,24 @@ CudaBackend::CudaBackend() {
   cudaStream_t st = nullptr;
   cuda_check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
   stream_ = st;
-  cublasHandle_t h = nullptr;
-  cublasStatus_t cs = cublasCreate(&h);
-  if (cs != CUBLAS_STATUS_SUCCESS) {
+  const CublasApi* api = nullptr;
+  try {
+    api = &cublas();
+  } catch (const Error&) {
     cudaStreamDestroy(st);
-    throw Error(std::string("cuBLAS: cublasCreate: ") + cublasGetStatusString(cs));
+    throw;
   }
-  cs = cublasSetStream(h, st);
+  cublasHandle_t h = nullptr;
+  cublasStatus_t cs = api->create(&h);
   if (cs != CUBLAS_STATUS_SUCCESS) {
-    cublasDestroy(h);
     cudaStreamDestroy(st);
-    throw Error(std::string("cuBLAS: cublasSetStream: ") + cublasGetStatusString(cs));
+    throw Error(std::string("cuBLAS: cublasCreate: ") + api->status_string(cs));
+  }
+  cs = api->set_stream(h, st);
+  if (cs != CUBLAS_STATUS_SUCCESS) {
+    api->destroy(h);
+    cudaStreamDestroy(st);
+    throw Error(std::string("cuBLAS: cublasSetStream: ") + api->status_string(cs));
   }
   cublas_ = h;
 }
@@ -191,7 +201,7 @@ CudaBackend::~CudaBackend() {
   if (stream_) cudaStreamSynchronize(as_stream(stream_));
   alloc_.reset();
   if (cudnn_) cudnnDestroy(static_cast<cudnnHandle_t>(cudnn_));
-  if (cublas_) cublasDestroy(static_cast<cublasHandle_t>(cublas_));
+  if (cublas_) cublas().destroy(static_cast<cublasHandle_t>(cublas_));
   if (stream_) cudaStreamDestroy(as_stream(stream_));
 }
 

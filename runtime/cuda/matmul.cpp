@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cuda/cublas_api.h"
 #include "runtime/ir/error.h"
 
 namespace hf::cuda {
@@ -11,8 +12,8 @@ namespace {
 
 void check(cublasStatus_t s, const std::string& what) {
   if (s != CUBLAS_STATUS_SUCCESS)
-    throw Error("cuBLAS: " + what + ": " + cublasGetStatusName(s) + " (" +
-                cublasGetStatusString(s) + ")");
+    throw Error("cuBLAS: " + what + ": " + cublas().status_name(s) + " (" +
+                cublas().status_string(s) + ")");
 }
 
 cudaDataType_t cuda_type(DType t) {
@@ -60,9 +61,10 @@ void matmul(cublasHandle_t h, const TensorView& a, const TensorView& b, const Te
   // Row-major C = A B is column-major C^T = B^T A^T: swap the operands, no transposes.
   auto gemm_batched = [&](const void* pa, const void* pb, void* pc, int64_t sa, int64_t sb,
                           int64_t count) {
-    check(cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &alpha,
-                                     pb, t, (int)n, sb, pa, t, (int)k, sa, &beta, pc, t, (int)n,
-                                     m * n, (int)count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+    check(cublas().gemm_strided_batched_ex(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k,
+                                           &alpha, pb, t, (int)n, sb, pa, t, (int)k, sa, &beta, pc,
+                                           t, (int)n, m * n, (int)count, CUBLAS_COMPUTE_32F,
+                                           CUBLAS_GEMM_DEFAULT),
           "cublasGemmStridedBatchedEx " + std::to_string(m) + "x" + std::to_string(k) + "x" +
               std::to_string(n) + " x" + std::to_string(count));
   };
