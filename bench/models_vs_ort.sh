@@ -25,12 +25,13 @@ for ((r = 0; r < rounds; ++r)); do
         --inputs "$models/$m/test_data_set_0" --iters 40 --threads "$threads" \
         --report "$tmp/r.json" >/dev/null
       /usr/bin/python3 -c "import json,sys; s = json.load(open(sys.argv[4]))['summary']; \
-        print(sys.argv[1], sys.argv[2], 'T' + sys.argv[3], round(s['fused_ms'] or s['unfused_ms'], 3))" \
-        "$spec" "$m" "$threads" "$tmp/r.json"
+        print(sys.argv[1], sys.argv[2], 'T' + sys.argv[3], round(s['fused_ms'] or s['unfused_ms'], 3), \
+              'ms', round(s['peak_rss_bytes'] / 2**20), 'MiB')" "$spec" "$m" "$threads" "$tmp/r.json"
     done
     "$py" "$here/ort_models.py" "$models" "$tmp/ort.json" --threads "$threads" --iters 40 --names "$m" 2>/dev/null
     /usr/bin/python3 -c "import json,sys; r = json.load(open(sys.argv[1]))['records'][0]; \
-      print('onnxruntime', r['model'], 'T' + sys.argv[2], round(r['median_ms'], 3) if 'median_ms' in r else r['error'])" \
+      print('onnxruntime', r['model'], 'T' + sys.argv[2], \
+            f\"{r['median_ms']:.3f} ms {r['peak_rss_bytes'] / 2**20:.0f} MiB\" if 'median_ms' in r else r['error'])" \
       "$tmp/ort.json" "$threads"
   done
 done

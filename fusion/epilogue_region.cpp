@@ -4,6 +4,7 @@
 #include <set>
 
 #include "fusion/region_spec.h"
+#include "runtime/ir/constant.h"
 #include "runtime/ir/error.h"
 
 namespace hf::fusion {
@@ -58,7 +59,7 @@ RegionKernel build_epilogue(const Graph& g, const Region& r) {
         a.index = static_cast<int>(s - step_out.begin());
       } else if (p != kNoNode && g.node(p).op == OpType::Constant && numel(g.value(v).shape) == 1) {
         a.kind = EpilogueArg::Literal;
-        a.literal = static_cast<float>(g.node(p).attr_floats("value").at(0));
+        a.literal = static_cast<float>(constant_at(g.node(p), 0));
       } else {
         a.kind = EpilogueArg::Input;
         a.index = live_in(v);

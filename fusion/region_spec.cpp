@@ -1,4 +1,5 @@
 #include "fusion/region_spec.h"
+#include "runtime/ir/constant.h"
 
 #include <algorithm>
 #include <cstring>
@@ -300,7 +301,7 @@ class Builder {
         if (numel(g_.value(v).shape) != 1) fail(n, "only single-element constants are literals");
         op.kind = Operand::Literal;
         op.dtype = g_.value(v).dtype;
-        op.literal = round_to(op.dtype, n.attr_floats("value")[0]);
+        op.literal = round_to(op.dtype, constant_at(n, 0));
         return op;
       }
       case OpType::Broadcast:

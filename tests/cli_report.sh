@@ -40,6 +40,7 @@ for f in fields + ["peak_bytes_before", "peak_bytes_after", "regions_detected",
                    "regions_kept", "iterations_total", "phase"]:
     assert f in s, f"adaptive: missing {f}"
 assert s["fusion"] == "adaptive" and s["phase"] == "steady", s
+assert s["peak_rss_bytes"] > 1 << 20, s  # the process's own footprint, from getrusage
 assert s["kernels_before"] == 14 and s["kernels_after"] in (1, 14), s
 phases = [it["phase"] for it in r["iterations"]]
 assert phases[0] == "warmup" and "profiling" in phases and phases[-1] == "steady", phases

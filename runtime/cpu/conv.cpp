@@ -51,12 +51,14 @@ void transpose_images(const float* from, float* to, int64_t n, int64_t a, int64_
 
 }  // namespace
 
-Conv2d::Conv2d(const ConvGeometry& g, ThreadPool& pool, DType dtype, bool const_weights)
+Conv2d::Conv2d(const ConvGeometry& g, ThreadPool& pool, DType dtype, bool const_weights,
+               std::shared_ptr<const void> weights_owner)
     : g_(g),
       pool_(pool),
       // f16/bf16 weights reach oneDNN through a per-thread f32 copy whose address other
       // Convs share: only f32 weights can be reordered once and kept.
-      onednn_(OnednnConv::create(g, pool.size(), const_weights && dtype == DType::F32)) {}
+      onednn_(OnednnConv::create(g, pool.size(), const_weights && dtype == DType::F32, {},
+                                 dtype == DType::F32 ? std::move(weights_owner) : nullptr)) {}
 
 Conv2d::~Conv2d() = default;
 

@@ -1,6 +1,7 @@
 #include "runtime/cpu/conv_onednn.h"
 
 #include "runtime/cpu/onednn_context.h"
+#include "runtime/cpu/packed_weights.h"
 
 #include <algorithm>
 #include <mutex>
@@ -98,8 +99,12 @@ struct OnednnConv::Impl {
   // NHWC plan: weights in the primitive's layout.
   dnnl::reorder wei_reorder;
   memory::desc wei_plain, wei_scratch;
-  std::vector<float> wei_buf;
+  std::vector<float> wei_buf;  // packed here, unless shared
+  size_t wei_floats = 0;
   const float* wei_cached = nullptr;
+  std::shared_ptr<const void> owner;                 // the weights' constant, if known
+  std::shared_ptr<const std::vector<float>> shared;  // their packed copy, shared by owner
+
   std::vector<float> zero_bias;
   std::mutex mutex;
 
@@ -224,7 +229,7 @@ struct OnednnConv::Impl {
     dnnl::reorder::primitive_desc wpd(engine(), wei_plain, engine(), s[0].wei, user_scratchpad());
     wei_reorder = dnnl::reorder(wpd);
     wei_scratch = wpd.scratchpad_desc();
-    wei_buf.resize(s[0].wei.get_size() / sizeof(float) + 1);
+    wei_floats = s[0].wei.get_size() / sizeof(float) + 1;
     nhwc = true;
   }
 
@@ -273,15 +278,32 @@ struct OnednnConv::Impl {
       });
       return;
     }
-    if (!const_weights || wei_cached != w) {  // (both NHWC plans)
+    // (both NHWC plans) Weights in the primitive's layout: shared by their constant, or
+    // packed here once when constant, or on every call.
+    auto reorder = [&](float* to) {
       execute(wei_reorder, wei_scratch,
-              {{DNNL_ARG_FROM, mem(wei_plain, w)}, {DNNL_ARG_TO, mem(s[0].wei, wei_buf.data())}});
-      wei_cached = const_weights ? w : nullptr;
+              {{DNNL_ARG_FROM, mem(wei_plain, w)}, {DNNL_ARG_TO, mem(s[0].wei, to)}});
+    };
+    const float* packed = nullptr;
+    if (owner) {
+      if (!shared) {
+        const dnnl_memory_desc_t& d = s[0].wei.data;
+        shared = shared_packed_weights(
+            owner, std::string(reinterpret_cast<const char*>(&d), sizeof d), wei_floats, reorder);
+      }
+      packed = shared->data();
+    } else {
+      if (wei_buf.empty()) wei_buf.resize(wei_floats);
+      if (!const_weights || wei_cached != w) {
+        reorder(wei_buf.data());
+        wei_cached = const_weights ? w : nullptr;
+      }
+      packed = wei_buf.data();
     }
     if (g.nhwc) {
       pool.parallel_for(items, 1, [&](int64_t b, int64_t e) {
         for (int64_t it = b; it < e; ++it) {
-          conv_slice(s[it % per], x + (it / per) * in_image(), wei_buf.data(), bias,
+          conv_slice(s[it % per], x + (it / per) * in_image(), packed, bias,
                      y + (it / per) * out_image(), operands, it / per);
           done(on_block, s[it % per], it / per);
         }
@@ -307,7 +329,7 @@ struct OnednnConv::Impl {
         const Slice& sl = s[it % per];
         const int64_t n = it / per;
         float* yn = y_nhwc + n * out_image();
-        conv_slice(sl, x_nhwc + n * in_image(), wei_buf.data(), bias, yn);
+        conv_slice(sl, x_nhwc + n * in_image(), packed, bias, yn);
         execute(sl.out, sl.out_scratch,
                 {{DNNL_ARG_FROM, mem(sl.out_src, yn + sl.dst_off)},
                  {DNNL_ARG_TO, mem(sl.out_dst, y + n * out_image() + sl.out_dst_off)}});
@@ -322,7 +344,8 @@ OnednnConv::~OnednnConv() = default;
 
 std::unique_ptr<OnednnConv> OnednnConv::create(const ConvGeometry& g, int slices,
                                                bool const_weights,
-                                               const std::vector<ConvPostOp>& post) {
+                                               const std::vector<ConvPostOp>& post,
+                                               std::shared_ptr<const void> weights_owner) {
   if (g.n <= 0 || g.m <= 0 || g.c <= 0 || g.win.out[0] <= 0 || g.win.out[1] <= 0) return nullptr;
   // Primitives record the thread count they are made for: one, like every call.
   onednn_single_threaded();
@@ -331,6 +354,7 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const ConvGeometry& g, int slices
   impl->slices = std::max(1, slices);
   impl->const_weights = const_weights;
   impl->post = post;
+  impl->owner = std::move(weights_owner);
   const Window2d& w = g.win;
   const bool pointwise = w.k[0] == 1 && w.k[1] == 1 && g.group == 1;
   try {

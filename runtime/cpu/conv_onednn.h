@@ -42,8 +42,11 @@ class OnednnConv {
   // With post-ops, only the plans whose primitives write the graph's tensor in place take
   // them (NCHW 1x1, and Convs of the graph's own NHWC chains); else, or if oneDNN refuses
   // them, nullptr.
+  // weights_owner: the constant the weights are (its ConstantData); its packed copy is then
+  // shared with every other kernel packing it the same way (packed_weights.h).
   static std::unique_ptr<OnednnConv> create(const ConvGeometry& g, int slices, bool const_weights,
-                                            const std::vector<ConvPostOp>& post = {});
+                                            const std::vector<ConvPostOp>& post = {},
+                                            std::shared_ptr<const void> weights_owner = nullptr);
   ~OnednnConv();
 
   // y = conv(x, w) + bias (bias may be null); dense NCHW / OIHW f32. Safe to call from

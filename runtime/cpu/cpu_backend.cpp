@@ -10,6 +10,7 @@
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/matmul_onednn.h"
 #include "runtime/cpu/nn_kernels.h"
+#include "runtime/ir/constant.h"
 #include "runtime/ir/epilogue.h"
 #include "runtime/ir/error.h"
 #include "runtime/ir/op_table.h"
@@ -23,6 +24,16 @@ namespace {
 bool is_constant(const Graph& g, ValueId v) {
   const NodeId p = g.value(v).producer;
   return p != kNoNode && g.node(p).op == OpType::Constant;
+}
+
+// The constant behind an input when the graph shares its values (ConstantData): it names
+// the weights for packed_weights.h and keeps them alive while a kernel holds it.
+std::shared_ptr<const void> constant_owner(const Graph& g, ValueId v) {
+  const NodeId p = g.value(v).producer;
+  if (p == kNoNode || g.node(p).op != OpType::Constant ||
+      !dynamic_cast<const ConstantData*>(g.node(p).payload.get()))
+    return nullptr;
+  return g.node(p).payload;
 }
 
 using RunFn = std::function<void(std::span<const TensorView>, std::span<const TensorView>)>;
@@ -46,8 +57,9 @@ std::unique_ptr<Kernel> CpuBackend::make_nn_kernel(const Graph& g, const Node& n
   switch (n.op) {
     case OpType::Conv: {
       ConvGeometry geo = conv_geometry(n, x, g.value(n.inputs[1]).shape);
-      auto conv = std::make_shared<Conv2d>(geo, pool, g.value(n.inputs[0]).dtype,
-                                           is_constant(g, n.inputs[1]));
+      auto conv =
+          std::make_shared<Conv2d>(geo, pool, g.value(n.inputs[0]).dtype,
+                                   is_constant(g, n.inputs[1]), constant_owner(g, n.inputs[1]));
       return std::make_unique<FnKernel>([conv](auto in, auto out) {
         conv->run(in[0], in[1], in.size() > 2 ? &in[2] : nullptr, out[0]);
       });
@@ -92,7 +104,7 @@ std::unique_ptr<Kernel> CpuBackend::make_matmul_kernel(const Graph& g, const Nod
   std::shared_ptr<OnednnMatmul> fast;
   if (a.dtype == DType::F32 && b.dtype == DType::F32)
     fast = OnednnMatmul::create(a.shape, b.shape, g.value(n.outputs[0]).shape, pool.size(),
-                                is_constant(g, n.inputs[1]));
+                                is_constant(g, n.inputs[1]), constant_owner(g, n.inputs[1]));
   return std::make_unique<FnKernel>([fast, &pool](auto in, auto out) {
     if (fast && in[0].is_contiguous() && in[1].is_contiguous() && out[0].is_contiguous())
       fast->run(in[0].template as<const float>(), in[1].template as<const float>(),
@@ -118,8 +130,9 @@ std::unique_ptr<Kernel> CpuBackend::make_epilogue_kernel(const Graph& g, const N
   auto value = [&](size_t k) -> const Value& { return g.value(n.inputs[hi[k]]); };
   switch (e.heavy.op) {
     case OpType::MatMul: {
-      std::shared_ptr<OnednnMatmul> fast = OnednnMatmul::create(
-          value(0).shape, value(1).shape, out, pool.size(), is_constant(g, n.inputs[hi[1]]));
+      std::shared_ptr<OnednnMatmul> fast =
+          OnednnMatmul::create(value(0).shape, value(1).shape, out, pool.size(),
+                               is_constant(g, n.inputs[hi[1]]), constant_owner(g, n.inputs[hi[1]]));
       return std::make_unique<FnKernel>([fast, program, heavy_in, &pool](auto in, auto o) {
         const TensorView &a = heavy_in(in, 0), &b = heavy_in(in, 1);
         float* y = o[0].template as<float>();
@@ -137,7 +150,8 @@ std::unique_ptr<Kernel> CpuBackend::make_epilogue_kernel(const Graph& g, const N
       // In registers where oneDNN's post-ops say it exactly: no pass over the output.
       if (std::optional<ConvEpilogue> ce = conv_epilogue(e, shapes, out, geo.nhwc)) {
         std::shared_ptr<OnednnConv> fused =
-            OnednnConv::create(geo, pool.size(), is_constant(g, n.inputs[hi[1]]), ce->post);
+            OnednnConv::create(geo, pool.size(), is_constant(g, n.inputs[hi[1]]), ce->post,
+                               constant_owner(g, n.inputs[hi[1]]));
         if (fused) {
           const std::vector<int> ops = ce->operands;
           const bool bias = hi.size() > 2;
@@ -152,7 +166,8 @@ std::unique_ptr<Kernel> CpuBackend::make_epilogue_kernel(const Graph& g, const N
         }
       }
       auto conv =
-          std::make_shared<Conv2d>(geo, pool, value(0).dtype, is_constant(g, n.inputs[hi[1]]));
+          std::make_shared<Conv2d>(geo, pool, value(0).dtype, is_constant(g, n.inputs[hi[1]]),
+                                   constant_owner(g, n.inputs[hi[1]]));
       const bool bias = hi.size() > 2;
       return std::make_unique<FnKernel>([conv, program, heavy_in, bias](auto in, auto o) {
         float* y = o[0].template as<float>();

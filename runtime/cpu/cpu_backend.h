@@ -13,6 +13,7 @@ class CpuBackend final : public Backend {
   std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) override;
   void* alloc(size_t bytes) override { return alloc_host(bytes); }
   void free(void* p) override { free_host(p); }
+  bool reads_host_memory() const override { return true; }
   ThreadPool& pool() { return *pool_; }
 
  private:

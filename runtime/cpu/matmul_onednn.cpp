@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/cpu/onednn_context.h"
+#include "runtime/cpu/packed_weights.h"
 
 namespace hf::cpu {
 
@@ -49,10 +50,12 @@ struct OnednnMatmul::Impl {
     // Packed b (const_b): this slice's columns in the primitive's layout.
     dnnl::reorder pack;
     memory::desc b_plain, pack_scratch;
-    std::vector<float> b_packed;
+    size_t b_floats = 0;  // > 0: it packs (column blocks each, row blocks the first)
+    std::shared_ptr<const std::vector<float>> b_packed;  // its own, or shared by owner
   };
   std::vector<Slice> s;
   const float* packed_from = nullptr;
+  std::shared_ptr<const void> owner;  // b's constant, if known (packed_weights.h)
   std::mutex mutex;
 
   bool packs() const { return const_b && b_batch_stride == 0; }
@@ -93,7 +96,7 @@ struct OnednnMatmul::Impl {
         dnnl::reorder::primitive_desc rpd(engine(), sl.b_plain, engine(), sl.b, user_scratchpad());
         sl.pack = dnnl::reorder(rpd);
         sl.pack_scratch = rpd.scratchpad_desc();
-        sl.b_packed.resize(sl.b.get_size() / sizeof(float) + 1);
+        sl.b_floats = sl.b.get_size() / sizeof(float) + 1;
       }
       if (i == 0) info = pd.impl_info_str();
       s.push_back(std::move(sl));
@@ -103,22 +106,33 @@ struct OnednnMatmul::Impl {
   }
 
   // The packed weights slice i reads: its own (column blocks) or the first slice's.
-  const float* packed(size_t i) const {
-    return (s[i].b_packed.empty() ? s[0] : s[i]).b_packed.data();
-  }
+  const float* packed(size_t i) const { return (s[i].b_floats ? s[i] : s[0]).b_packed->data(); }
 
   void pack(const float* b) {
-    for (Slice& sl : s)
-      if (!sl.b_packed.empty())
+    for (Slice& sl : s) {
+      if (!sl.b_floats) continue;
+      auto fill = [&](float* to) {
         execute(sl.pack, sl.pack_scratch,
-                {{DNNL_ARG_FROM, mem(sl.b_plain, b + sl.c0)},
-                 {DNNL_ARG_TO, mem(sl.b, sl.b_packed.data())}});
+                {{DNNL_ARG_FROM, mem(sl.b_plain, b + sl.c0)}, {DNNL_ARG_TO, mem(sl.b, to)}});
+      };
+      if (owner) {
+        const dnnl_memory_desc_t& d = sl.b.data;
+        std::string layout(reinterpret_cast<const char*>(&d), sizeof d);
+        layout += "@" + std::to_string(sl.c0);
+        sl.b_packed = shared_packed_weights(owner, layout, sl.b_floats, fill);
+      } else {
+        auto own = std::const_pointer_cast<std::vector<float>>(sl.b_packed);
+        if (!own) own = std::make_shared<std::vector<float>>(sl.b_floats);
+        fill(own->data());
+        sl.b_packed = own;
+      }
+    }
     packed_from = b;
   }
 
   void run(const float* a, const float* b, float* out, ThreadPool& pool, const OnBlock& on_block) {
     std::lock_guard<std::mutex> lock(mutex);
-    if (packs() && packed_from != b) pack(b);
+    if (packs() && (owner ? !packed_from : packed_from != b)) pack(b);
     const int64_t per = static_cast<int64_t>(s.size());
     pool.parallel_for(batches * per, 1, [&](int64_t first, int64_t last) {
       for (int64_t it = first; it < last; ++it) {
@@ -140,7 +154,8 @@ OnednnMatmul::OnednnMatmul(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 OnednnMatmul::~OnednnMatmul() = default;
 
 std::unique_ptr<OnednnMatmul> OnednnMatmul::create(const Shape& a, const Shape& b, const Shape& out,
-                                                   int threads, bool const_b) {
+                                                   int threads, bool const_b,
+                                                   std::shared_ptr<const void> b_owner) {
   const size_t rank = out.size();
   if (a.size() < 2 || b.size() < 2 || rank != std::max(a.size(), b.size())) return nullptr;
   auto impl = std::make_unique<Impl>();
@@ -162,6 +177,7 @@ std::unique_ptr<OnednnMatmul> OnednnMatmul::create(const Shape& a, const Shape& 
     p.batches = 1;
   }
   p.const_b = const_b;
+  p.owner = std::move(b_owner);
   // Primitives record the thread count they are made for: one, like every call.
   onednn_single_threaded();
   try {

@@ -22,8 +22,11 @@ class OnednnMatmul {
   // nullptr when the shapes are not ones it plans, or oneDNN refuses them.
   // threads: how many slices to aim for (the pool's size).
   // const_b: b's data and address stay the same for every run.
+  // b_owner: b's constant (its ConstantData), whose packed copy is then shared with every
+  // other kernel packing it the same way (packed_weights.h).
   static std::unique_ptr<OnednnMatmul> create(const Shape& a, const Shape& b, const Shape& out,
-                                              int threads, bool const_b);
+                                              int threads, bool const_b,
+                                              std::shared_ptr<const void> b_owner = nullptr);
   ~OnednnMatmul();
 
   // out = a x b for dense f32 operands of the planned shapes. Safe to call from several

@@ -19,7 +19,9 @@ namespace hf::cpu {
 class OnednnConv;
 class Conv2d {
  public:
-  Conv2d(const ConvGeometry& g, ThreadPool& pool, DType dtype, bool const_weights);
+  // weights_owner: the weights' constant, whose packed copy is shared (packed_weights.h).
+  Conv2d(const ConvGeometry& g, ThreadPool& pool, DType dtype, bool const_weights,
+         std::shared_ptr<const void> weights_owner = nullptr);
   ~Conv2d();
   // Each block of `out` is passed to `on_block` once written: right after its slice on the
   // oneDNN path, after the whole convolution otherwise.

@@ -35,6 +35,9 @@ class Backend {
   // graph inputs go in and outputs come out this way. Synchronous; memcpy on the CPU.
   virtual void upload(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
   virtual void download(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+  // Whether kernels read host memory directly: a plan then reads a constant's shared values
+  // (ConstantData: imported weights) in place instead of copying them into its buffers.
+  virtual bool reads_host_memory() const { return false; }
 };
 
 // A backend that makes its own kernels (fused ones, timed or traced ones) and leaves memory,
@@ -50,6 +53,7 @@ class WrappingBackend : public Backend {
   void download(void* dst, const void* src, size_t bytes) override {
     inner_.download(dst, src, bytes);
   }
+  bool reads_host_memory() const override { return inner_.reads_host_memory(); }
 
  protected:
   Backend& inner() const { return inner_; }

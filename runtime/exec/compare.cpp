@@ -31,23 +31,7 @@ Tolerance graph_output_tolerance(DType t) {
 }
 
 double element_as_double(const TensorView& t, int64_t i) {
-  switch (t.dtype) {
-    case DType::F32:
-      return t.as<float>()[i];
-    case DType::F16:
-      return to_f32(t.as<f16>()[i]);
-    case DType::BF16:
-      return to_f32(t.as<bf16>()[i]);
-    case DType::I32:
-      return t.as<int32_t>()[i];
-    case DType::I64:
-      return static_cast<double>(t.as<int64_t>()[i]);
-    case DType::Bool:
-      return t.as<uint8_t>()[i] != 0;
-    case DType::U8:
-      return t.as<uint8_t>()[i];
-  }
-  return 0;
+  return load_double(t, i);
 }
 
 Mismatch compare(const TensorView& e, const TensorView& a, Tolerance tol) {

@@ -52,6 +52,12 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
   };
   std::vector<Buf> bufs;
   std::vector<int> buf_of(nv, -1);
+  if (backend_.reads_host_memory())
+    for (NodeId id : order) {
+      const Node& n = g.node(id);
+      if (n.op == OpType::Constant && dynamic_cast<const ConstantData*>(n.payload.get()))
+        shared_constants_.emplace(n.outputs[0], constant_value(g, n));
+    }
   std::multimap<size_t, int> free_bufs;  // bytes -> buffer
 
   auto take_buffer = [&](size_t bytes) {
@@ -79,6 +85,7 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
           std::find(dying.begin(), dying.end(), buf_of[v]) == dying.end())
         dying.push_back(buf_of[v]);
     for (ValueId out : n.outputs) {
+      if (shared_constants_.count(out)) continue;  // read in place: no buffer
       const Value& v = g.value(out);
       bool pinned = last_use[out] == kForever || n.op == OpType::Constant;
       int chosen = -1;
@@ -116,6 +123,7 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
   auto view_of = [&](ValueId v) {
     const Value& val = g.value(v);
     void* p = buf_of[v] >= 0 ? bufs[buf_of[v]].ptr : nullptr;
+    if (auto c = shared_constants_.find(v); c != shared_constants_.end()) p = c->second.data();
     return contiguous_view(p, val.dtype, val.shape);
   };
 
@@ -132,6 +140,7 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
       const Node& n = g.node(id);
       // Constants are folded once, here, for every backend, and never become steps.
       if (n.op == OpType::Constant) {
+        if (shared_constants_.count(n.outputs[0])) continue;
         HostTensor value = constant_value(g, n);
         backend_.upload(view_of(n.outputs[0]).data, value.data(), value.bytes());
         continue;

@@ -12,6 +12,8 @@
 #include <span>
 #include <vector>
 
+#include "runtime/ir/tensor.h"
+
 #include "runtime/exec/backend.h"
 
 namespace hf {
@@ -54,6 +56,9 @@ class Plan {
   std::vector<int> output_is_input_;               // per graph output: input index or -1
   std::vector<TensorView> outputs_;
   std::map<ValueId, TensorView> observed_;
+  // Constants read in place (Backend::reads_host_memory and ConstantData): their shared
+  // values, held while the plan lives.
+  std::map<ValueId, HostTensor> shared_constants_;
   size_t buffer_bytes_ = 0;
 };
 

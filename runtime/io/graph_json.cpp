@@ -1,4 +1,5 @@
 #include "runtime/io/graph_json.h"
+#include "runtime/ir/constant.h"
 
 #include <filesystem>
 #include <fstream>
@@ -217,6 +218,11 @@ std::string write_graph_json(const Graph& g) {
     if (!n.attrs.empty()) {
       json attrs = json::object();
       for (const auto& [k, v] : n.attrs) attrs[k] = from_attr(v);
+      if (n.op == OpType::Constant && !attrs.contains("value")) {  // ConstantData
+        json values = json::array();
+        for (int64_t i = 0; i < constant_count(n); ++i) values.push_back(constant_at(n, i));
+        attrs["value"] = values;
+      }
       jn["attrs"] = attrs;
     }
     jn["inputs"] = json::array();

@@ -37,13 +37,20 @@ using AT = pb::AttributeProto;
 bool attr_is(const AT& a, AT::AttributeType type) {
   if (a.has_type() && a.type() != AT::UNDEFINED) return a.type() == type;
   switch (type) {
-    case AT::INT: return a.has_i();
-    case AT::FLOAT: return a.has_f();
-    case AT::STRING: return a.has_s();
-    case AT::TENSOR: return a.has_t();
-    case AT::INTS: return a.ints_size() > 0;
-    case AT::FLOATS: return a.floats_size() > 0;
-    default: return false;
+    case AT::INT:
+      return a.has_i();
+    case AT::FLOAT:
+      return a.has_f();
+    case AT::STRING:
+      return a.has_s();
+    case AT::TENSOR:
+      return a.has_t();
+    case AT::INTS:
+      return a.ints_size() > 0;
+    case AT::FLOATS:
+      return a.floats_size() > 0;
+    default:
+      return false;
   }
 }
 [[noreturn]] void bad_attr(const std::string& name, const char* kind) {
@@ -85,7 +92,8 @@ std::string OnnxNode::attr_str(const std::string& name, std::optional<std::strin
 std::optional<std::vector<int64_t>> OnnxNode::attr_ints(const std::string& name) const {
   const AT* a = attr(name);
   if (!a) return std::nullopt;
-  if (!attr_is(*a, AT::INTS) && !(a->ints_size() == 0 && !a->has_type())) bad_attr(name, "a list of ints");
+  if (!attr_is(*a, AT::INTS) && !(a->ints_size() == 0 && !a->has_type()))
+    bad_attr(name, "a list of ints");
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
@@ -119,11 +127,17 @@ void Importer::read_opsets() {
     opset_ = static_cast<int>(o.version());
   }
   if (opset_ == 0)
-    throw Error("imports no version of the default ONNX opset (ai.onnx); models of other "
-                "domains only are not supported");
+    throw Error(
+        "imports no version of the default ONNX opset (ai.onnx); models of other "
+        "domains only are not supported");
   if (opset_ < kMinOpset || opset_ > kMaxOpset)
     throw Error("opset " + std::to_string(opset_) + " is not supported (this build reads opsets " +
                 std::to_string(kMinOpset) + "-" + std::to_string(kMaxOpset) + ")");
+}
+
+const ConstTensor& Importer::values(ConstEntry& c) const {
+  if (c.proto && c.t.f.empty() && c.t.i.empty()) c.t = decode_tensor(*c.proto, dir_);
+  return c.t;
 }
 
 void Importer::read_initializers() {
@@ -138,6 +152,11 @@ void Importer::read_initializers() {
     try {
       auto c = std::make_shared<ConstEntry>();
       c->t = decode_tensor(t, dir_);
+      if (c->t.size() > kKeepDecoded) {
+        c->proto = &t;
+        std::vector<double>().swap(c->t.f);  // freed, not just emptied
+        std::vector<int64_t>().swap(c->t.i);
+      }
       slots_[t.name()].c = std::move(c);
       bound_.push_back(t.name());
       initializer_names_.insert(t.name());
@@ -179,12 +198,12 @@ void Importer::read_inputs() {
         shape.push_back((*given_shape)[k]);
       } else if (d.has_dim_param() && options_.dims.count(d.dim_param())) {
         int64_t v = options_.dims.at(d.dim_param());
-        if (v < 0) throw Error(what + ": size " + std::to_string(v) + " given for '" +
-                               d.dim_param() + "' is negative");
+        if (v < 0)
+          throw Error(what + ": size " + std::to_string(v) + " given for '" + d.dim_param() +
+                      "' is negative");
         shape.push_back(v);
       } else if (d.has_dim_param()) {
-        throw Error(what + ": dimension " + std::to_string(k) + " is symbolic ('" +
-                    d.dim_param() +
+        throw Error(what + ": dimension " + std::to_string(k) + " is symbolic ('" + d.dim_param() +
                     "') and no size is given: not supported (hotfuse needs static shapes)");
       } else {
         throw Error(what + ": dimension " + std::to_string(k) +
@@ -228,8 +247,7 @@ void Importer::import_node(const pb::NodeProto& p, int index) {
     if (!try_fold()) lower();
     for (int k = 0; k < p.output_size(); ++k)
       if (!p.output(k).empty() && !slots_.count(p.output(k)))
-        throw Error("output " + std::to_string(k) + " ('" + p.output(k) +
-                    "') is not supported");
+        throw Error("output " + std::to_string(k) + " ('" + p.output(k) + "') is not supported");
   } catch (const Error& e) {
     cur_ = nullptr;
     throw Error(n.label + ": " + e.what());
@@ -252,8 +270,9 @@ void Importer::check_declared(const pb::ValueInfoProto& vi, ValueId v) {
     std::string declared = "[";
     for (int k = 0; k < tt.shape().dim_size(); ++k) {
       const auto& d = tt.shape().dim(k);
-      declared += (k ? "," : "") + (d.has_dim_value() ? std::to_string(d.dim_value())
-                                                      : d.has_dim_param() ? d.dim_param() : "?");
+      declared += (k ? "," : "") + (d.has_dim_value()   ? std::to_string(d.dim_value())
+                                    : d.has_dim_param() ? d.dim_param()
+                                                        : "?");
     }
     throw Error("output '" + vi.name() + "' is declared " + declared + "] but computes " +
                 to_string(val.shape));
@@ -298,8 +317,10 @@ Graph Importer::rebuild() {
   for (size_t k = 0; k < graph_outputs_.size(); ++k) prefer(graph_outputs_[k], output_names_[k]);
   for (const std::string& b : bound_) {
     const Slot& s = slots_.at(b);
-    if (s.rt) prefer(*s.rt, b);
-    else if (s.c && s.c->materialized) prefer(*s.c->materialized, b);
+    if (s.rt)
+      prefer(*s.rt, b);
+    else if (s.c && s.c->materialized)
+      prefer(*s.c->materialized, b);
   }
   // Helper names were chosen to avoid every ONNX name, and each ONNX name is bound to one
   // value, so the names stay unique.
@@ -385,14 +406,10 @@ std::optional<std::vector<int64_t>> Importer::given_input_value(int k) {
 
 }  // namespace onnx_detail
 
-Graph parse_graph_onnx(const std::string& bytes, const std::string& origin,
-                       const std::filesystem::path& model_dir, const OnnxImportOptions& options) {
-  onnx_detail::pb::ModelProto model;
-  // ParseFromString rejects truncated and malformed messages (and nesting deeper than
-  // protobuf's recursion limit) without reading past the buffer.
-  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
-      !model.ParseFromString(bytes))
-    throw Error(origin + ": not a valid ONNX model (malformed or truncated protobuf)");
+namespace {
+
+Graph import_model(const onnx_detail::pb::ModelProto& model, const std::string& origin,
+                   const std::filesystem::path& model_dir, const OnnxImportOptions& options) {
   try {
     onnx_detail::Importer imp(model, origin, model_dir, options);
     Graph g = imp.run();
@@ -407,23 +424,44 @@ Graph parse_graph_onnx(const std::string& bytes, const std::string& origin,
   }
 }
 
+}  // namespace
+
+Graph parse_graph_onnx(const std::string& bytes, const std::string& origin,
+                       const std::filesystem::path& model_dir, const OnnxImportOptions& options) {
+  onnx_detail::pb::ModelProto model;
+  // ParseFromString rejects truncated and malformed messages (and nesting deeper than
+  // protobuf's recursion limit) without reading past the buffer.
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !model.ParseFromString(bytes))
+    throw Error(origin + ": not a valid ONNX model (malformed or truncated protobuf)");
+  return import_model(model, origin, model_dir, options);
+}
+
+// Parsed from the file as it streams in: no copy of the file's bytes is held next to the
+// parsed model (with 100 MB of weights, each copy is 100 MB of peak memory).
 Graph read_graph_onnx(const std::filesystem::path& file, const OnnxImportOptions& options) {
   const std::string origin = file.string();
   std::error_code ec;
-  if (std::filesystem::is_directory(file, ec)) throw Error(origin + ": is a directory, not a model file");
+  if (std::filesystem::is_directory(file, ec))
+    throw Error(origin + ": is a directory, not a model file");
   std::ifstream f(file, std::ios::binary);
   if (!f) throw Error(origin + ": cannot open file");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (f.bad()) throw Error(origin + ": read error");
+  const auto size = std::filesystem::file_size(file, ec);
+  onnx_detail::pb::ModelProto model;
+  if ((!ec && size > static_cast<uintmax_t>(std::numeric_limits<int>::max())) ||
+      !model.ParseFromIstream(&f)) {
+    if (f.bad()) throw Error(origin + ": read error");
+    throw Error(origin + ": not a valid ONNX model (malformed or truncated protobuf)");
+  }
   std::filesystem::path dir = file.parent_path();
   if (dir.empty()) dir = ".";
-  return parse_graph_onnx(ss.str(), origin, dir, options);
+  return import_model(model, origin, dir, options);
 }
 
 bool is_onnx_path(const std::filesystem::path& file) {
   std::string ext = file.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return ext == ".onnx";
 }
 

@@ -113,14 +113,23 @@ class Importer {
   // (arithmetic on larger tensors, or an error for ops that are only folded).
   static constexpr int64_t kFoldArithmetic = int64_t(1) << 16;
   static constexpr int64_t kFoldStructural = int64_t(1) << 22;
+  // Initializers with more elements drop their decoded values until needed (ConstEntry).
+  static constexpr int64_t kKeepDecoded = 4096;
   // All folded values together (a hostile model must not fold its way out of memory).
   static constexpr int64_t kFoldBudget = int64_t(1) << 25;
 
  private:
   struct ConstEntry {
+    // Its type and shape, and its values unless they were dropped (below).
     ConstTensor t;
+    // A large initializer's values are decoded (and checked) once when read, then dropped
+    // and decoded again from here when an op needs them: held as doubles, every weight of
+    // a model at once would be twice the model, on top of the parsed file.
+    const pb::TensorProto* proto = nullptr;
     std::optional<ValueId> materialized;  // its Constant node, once a runtime op needs it
   };
+  // c.t with its values (decoded again if they were dropped).
+  const ConstTensor& values(ConstEntry& c) const;
   struct Slot {
     std::optional<ValueId> rt;      // a graph value
     std::shared_ptr<ConstEntry> c;  // or a tensor known at import time

@@ -7,12 +7,15 @@
 #include <cstring>
 
 #include "runtime/io/onnx_internal.h"
+#include "runtime/ir/constant.h"
 
 namespace hf::onnx_detail {
 
 // --- the current node's inputs and outputs ------------------------------------------------
 
-const Importer::Slot& Importer::slot(const std::string& name) const { return slots_.at(name); }
+const Importer::Slot& Importer::slot(const std::string& name) const {
+  return slots_.at(name);
+}
 
 namespace {
 void need_input(const OnnxNode* n, int k) {
@@ -28,8 +31,9 @@ bool Importer::is_const(int k) const {
 const ConstTensor& Importer::cst(int k) const {
   need_input(cur_, k);
   const Slot& s = slot(cur_->input(k));
-  if (!s.c) throw Error("input " + std::to_string(k) + " ('" + cur_->input(k) + "') must be a constant");
-  return s.c->t;
+  if (!s.c)
+    throw Error("input " + std::to_string(k) + " ('" + cur_->input(k) + "') must be a constant");
+  return values(*s.c);
 }
 
 ValueId Importer::rt(int k) {
@@ -89,31 +93,43 @@ void Importer::alias(int k, int in) {
 
 ValueId Importer::materialize(ConstEntry& c, const std::string& name) {
   if (c.materialized) return *c.materialized;
-  auto dt = to_dtype(c.t.type);
+  // Values dropped after reading (ConstEntry) are decoded for this and let go again.
+  ConstTensor decoded;
+  const ConstTensor* tp = &c.t;
+  if (c.proto && c.t.f.empty() && c.t.i.empty()) {
+    decoded = decode_tensor(*c.proto, dir_);
+    tp = &decoded;
+  }
+  const ConstTensor& t = *tp;
+  auto dt = to_dtype(t.type);
   if (!dt)
-    throw Error("constant '" + name + "' is " + elem_type_name(c.t.type) +
+    throw Error("constant '" + name + "' is " + elem_type_name(t.type) +
                 ", which hotfuse does not compute with (FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL "
                 "UINT8)");
-  Node n;
-  n.name = name;
-  n.op = OpType::Constant;
-  std::vector<double> values;
-  int64_t count = c.t.size();
+  int64_t count = t.size();
   bool splat = count > 1;
   for (int64_t k = 1; splat && k < count; ++k)
-    splat = c.t.floating() ? std::memcmp(&c.t.f[k], &c.t.f[0], sizeof(double)) == 0
-                           : c.t.i[k] == c.t.i[0];
-  int64_t take = splat ? 1 : count;
-  values.reserve(take);
-  for (int64_t k = 0; k < take; ++k) {
-    if (!c.t.floating() && std::llabs(c.t.i[k]) > (int64_t(1) << 53))
-      throw Error("constant '" + name + "' holds " + std::to_string(c.t.i[k]) +
+    splat = t.floating() ? std::memcmp(&t.f[k], &t.f[0], sizeof(double)) == 0 : t.i[k] == t.i[0];
+  Node n;
+  if (splat || count <= 1) {  // one value: an attribute
+    n.name = name;
+    n.op = OpType::Constant;
+    if (!t.floating() && count > 0 && std::llabs(t.i[0]) > (int64_t(1) << 53))
+      throw Error("constant '" + name + "' holds " + std::to_string(t.i[0]) +
                   ", too large to store exactly in a Constant node");
-    values.push_back(c.t.as_double(k));
+    n.attrs["dtype"] = std::string(dtype_name(*dt));
+    n.attrs["shape"] = std::vector<int64_t>(t.shape.begin(), t.shape.end());
+    n.attrs["value"] = std::vector<double>{count > 0 ? t.as_double(0) : 0.0};
+  } else {  // weights: held once, in their own type (constant.h)
+    HostTensor data(*dt, Shape(t.shape.begin(), t.shape.end()));
+    for (int64_t k = 0; k < count; ++k) {
+      if (*dt == DType::I64)
+        data.as<int64_t>()[k] = t.i[k];
+      else
+        store_double(data.view(), k, t.as_double(k));
+    }
+    n = constant_node(name, std::move(data));
   }
-  n.attrs["dtype"] = std::string(dtype_name(*dt));
-  n.attrs["shape"] = std::vector<int64_t>(c.t.shape.begin(), c.t.shape.end());
-  n.attrs["value"] = std::move(values);
   ValueId v = g_.add_node(std::move(n), {fresh_name(name + "/const")})[0];
   c.materialized = v;
   return v;
@@ -167,8 +183,10 @@ ValueId Importer::constant(const ConstTensor& t, const std::string& tag) {
 ValueId Importer::splat(const ConstTensor& value, const Shape& shape, const std::string& tag) {
   ConstTensor one = value;
   one.shape = {};
-  if (one.floating()) one.f.resize(1);
-  else one.i.resize(1);
+  if (one.floating())
+    one.f.resize(1);
+  else
+    one.i.resize(1);
   ValueId v = constant(one, tag);  // checks the type and the value
   Node n = g_.node(g_.value(v).producer);
   n.attrs["shape"] = std::vector<int64_t>(shape.begin(), shape.end());
@@ -237,7 +255,9 @@ std::optional<std::vector<int64_t>> Importer::axes_arg(int input, const char* at
 
 // --- element-wise ---------------------------------------------------------------------------
 
-void Importer::lower_unary(Mode m) { set_rt(0, ew(m, {rt(0)})); }
+void Importer::lower_unary(Mode m) {
+  set_rt(0, ew(m, {rt(0)}));
+}
 
 void Importer::lower_binary(Mode m, bool swap) {
   ValueId a = rt(0), b = rt(1);
@@ -270,7 +290,8 @@ void Importer::lower_mod() {
   ValueId r = ew(Mode::MOD, {a, b});
   if (fmod == 1 || t == DType::U8 || is_float(t) || dtype_of(b) != t) return set_rt(0, r);
   // Python's modulo has the sign of the divisor: add b where r and b have opposite signs.
-  ValueId opposite = ew(Mode::LT, {ew(Mode::MUL, {ew(Mode::SIGN, {r}), ew(Mode::SIGN, {b})}), scalar(t, 0)});
+  ValueId opposite =
+      ew(Mode::LT, {ew(Mode::MUL, {ew(Mode::SIGN, {r}), ew(Mode::SIGN, {b})}), scalar(t, 0)});
   set_rt(0, ew(Mode::ADD, {r, ew(Mode::MUL, {cvt(opposite, t), b})}));
 }
 
@@ -284,11 +305,15 @@ void Importer::lower_pow() {
     ValueId y = op1(OpType::PowC, {{"exponent", cst(1).as_double(0)}}, x);
     return set_rt(0, reshape(y, *out));
   }
-  ValueId e = is_const(1) ? constant([&] {
-    ConstTensor c = make_const(to_elem_type(t), cst(1).shape);
-    for (int64_t k = 0; k < c.size(); ++k) cast_element(cst(1), k, c, k);
-    return c;
-  }(), "exponent") : cvt(rt(1), t);
+  ValueId e = is_const(1) ? constant(
+                                [&] {
+                                  ConstTensor c = make_const(to_elem_type(t), cst(1).shape);
+                                  for (int64_t k = 0; k < c.size(); ++k)
+                                    cast_element(cst(1), k, c, k);
+                                  return c;
+                                }(),
+                                "exponent")
+                          : cvt(rt(1), t);
   set_rt(0, ew(Mode::POW, {x, e}));
 }
 
@@ -346,8 +371,10 @@ void Importer::lower_dropout() {
   alias(0, 0);
   if (cur_->wants_output(1)) {  // the mask: everything kept
     ConstTensor one = make_const(cur_->opset >= 10 ? pb::TensorProto::BOOL : elem(0), {});
-    if (one.floating()) one.f[0] = 1;
-    else one.i[0] = 1;
+    if (one.floating())
+      one.f[0] = 1;
+    else
+      one.i[0] = 1;
     set_rt(1, splat(one, shape(0), "mask"));
   }
 }
@@ -410,8 +437,8 @@ void Importer::lower_layernorm() {
   ValueId mean = reduce(x, "MEAN", axes, true);
   ValueId d = ew(Mode::SUB, {x, mean});
   ValueId var = reduce(ew(Mode::SQUARE, {d}), "MEAN", axes, true);
-  ValueId inv = op1(OpType::PowC, {{"exponent", -0.5}}, ew(Mode::ADD, {var, scalar(c, eps)}),
-                    "inv_std");
+  ValueId inv =
+      op1(OpType::PowC, {{"exponent", -0.5}}, ew(Mode::ADD, {var, scalar(c, eps)}), "inv_std");
   ValueId y = ew(Mode::MUL, {ew(Mode::MUL, {d, inv}), cvt(rt(1), c)}, "scale");
   if (cur_->has_input(2)) y = ew(Mode::ADD, {y, cvt(rt(2), c)}, "bias");
   set_rt(0, cvt(y, t));
@@ -451,8 +478,8 @@ void Importer::lower_batchnorm() {
     return set_rt(0, ew(Mode::FUSE_MUL_ADD3, {X, constant(a, "a"), constant(b, "b")}, "bn"));
   }
   auto param = [&](int k) { return reshape(cvt(rt(k), t), ps); };
-  ValueId inv = op1(OpType::PowC, {{"exponent", -0.5}}, ew(Mode::ADD, {param(4), scalar(t, eps)}),
-                    "inv_std");
+  ValueId inv =
+      op1(OpType::PowC, {{"exponent", -0.5}}, ew(Mode::ADD, {param(4), scalar(t, eps)}), "inv_std");
   ValueId a = ew(Mode::MUL, {param(1), inv});
   set_rt(0, ew(Mode::ADD, {ew(Mode::MUL, {ew(Mode::SUB, {X, param(3)}), a}), param(2)}, "bn"));
 }
@@ -484,8 +511,10 @@ ConstTensor transposed(const ConstTensor& m) {
   ConstTensor t = make_const(m.type, {m.shape[1], m.shape[0]});
   for (int64_t r = 0; r < m.shape[0]; ++r)
     for (int64_t c = 0; c < m.shape[1]; ++c) {
-      if (m.floating()) t.f[c * m.shape[0] + r] = m.f[r * m.shape[1] + c];
-      else t.i[c * m.shape[0] + r] = m.i[r * m.shape[1] + c];
+      if (m.floating())
+        t.f[c * m.shape[0] + r] = m.f[r * m.shape[1] + c];
+      else
+        t.i[c * m.shape[0] + r] = m.i[r * m.shape[1] + c];
     }
   return t;
 }
@@ -520,29 +549,30 @@ void Importer::lower_gemm() {
 
 void Importer::lower() {
   static const std::unordered_map<std::string, Mode> unary = {
-      {"Sqrt", Mode::SQRT},       {"Exp", Mode::EXP},         {"Log", Mode::LOG},
-      {"Tanh", Mode::TANH},       {"Sigmoid", Mode::SIGMOID}, {"Relu", Mode::RELU},
-      {"Erf", Mode::ERF},         {"Abs", Mode::ABS},         {"Neg", Mode::NEGATE},
-      {"Floor", Mode::FLOOR},     {"Ceil", Mode::CEIL},       {"Sin", Mode::SIN},
-      {"Cos", Mode::COS},         {"Tan", Mode::TAN},         {"Asin", Mode::ASIN},
-      {"Acos", Mode::ACOS},       {"Sinh", Mode::SINH},       {"Cosh", Mode::COSH},
-      {"Asinh", Mode::ASINH},     {"Acosh", Mode::ACOSH},     {"Atanh", Mode::ATANH},
-      {"Sign", Mode::SIGN},       {"Softplus", Mode::SOFTPLUS}, {"HardSwish", Mode::H_SWISH},
-      {"Not", Mode::NOT},         {"IsNaN", Mode::ISNAN},
+      {"Sqrt", Mode::SQRT},   {"Exp", Mode::EXP},           {"Log", Mode::LOG},
+      {"Tanh", Mode::TANH},   {"Sigmoid", Mode::SIGMOID},   {"Relu", Mode::RELU},
+      {"Erf", Mode::ERF},     {"Abs", Mode::ABS},           {"Neg", Mode::NEGATE},
+      {"Floor", Mode::FLOOR}, {"Ceil", Mode::CEIL},         {"Sin", Mode::SIN},
+      {"Cos", Mode::COS},     {"Tan", Mode::TAN},           {"Asin", Mode::ASIN},
+      {"Acos", Mode::ACOS},   {"Sinh", Mode::SINH},         {"Cosh", Mode::COSH},
+      {"Asinh", Mode::ASINH}, {"Acosh", Mode::ACOSH},       {"Atanh", Mode::ATANH},
+      {"Sign", Mode::SIGN},   {"Softplus", Mode::SOFTPLUS}, {"HardSwish", Mode::H_SWISH},
+      {"Not", Mode::NOT},     {"IsNaN", Mode::ISNAN},
   };
   static const std::unordered_map<std::string, std::pair<Mode, bool>> binary = {
-      {"Add", {Mode::ADD, false}},         {"Sub", {Mode::SUB, false}},
-      {"Mul", {Mode::MUL, false}},         {"And", {Mode::AND, false}},
-      {"Or", {Mode::OR, false}},           {"Xor", {Mode::XOR, false}},
-      {"Less", {Mode::LT, false}},         {"LessOrEqual", {Mode::LEQ, false}},
-      {"Greater", {Mode::LT, true}},       {"GreaterOrEqual", {Mode::LEQ, true}},
+      {"Add", {Mode::ADD, false}},     {"Sub", {Mode::SUB, false}},
+      {"Mul", {Mode::MUL, false}},     {"And", {Mode::AND, false}},
+      {"Or", {Mode::OR, false}},       {"Xor", {Mode::XOR, false}},
+      {"Less", {Mode::LT, false}},     {"LessOrEqual", {Mode::LEQ, false}},
+      {"Greater", {Mode::LT, true}},   {"GreaterOrEqual", {Mode::LEQ, true}},
       {"PRelu", {Mode::PRELU, false}},
   };
   static const std::unordered_map<std::string, const char*> reductions = {
-      {"ReduceSum", "SUM"},     {"ReduceMean", "MEAN"},       {"ReduceMax", "MAX"},
-      {"ReduceMin", "MIN"},     {"ReduceProd", "PRODUCT"},    {"ReduceSumSquare", "SUM_SQR"},
-      {"ReduceL1", "L1"},       {"ReduceL2", "L2"},           {"ReduceLogSum", "LOGSUM"},
-      {"ReduceLogSumExp", "LOGSUMEXP"},
+      {"ReduceSum", "SUM"},       {"ReduceMean", "MEAN"},
+      {"ReduceMax", "MAX"},       {"ReduceMin", "MIN"},
+      {"ReduceProd", "PRODUCT"},  {"ReduceSumSquare", "SUM_SQR"},
+      {"ReduceL1", "L1"},         {"ReduceL2", "L2"},
+      {"ReduceLogSum", "LOGSUM"}, {"ReduceLogSumExp", "LOGSUMEXP"},
   };
   const std::string& op = cur_->op();
   if (auto it = unary.find(op); it != unary.end()) return lower_unary(it->second);
@@ -571,7 +601,8 @@ void Importer::lower() {
   if (op == "Where") return set_rt(0, where(rt(0), rt(1), rt(2)));
   if (op == "Atan") return set_rt(0, ew(Mode::ATAN2, {rt(0), s(1)}));
   if (op == "Reciprocal") return set_rt(0, ew(Mode::TRUE_DIV, {s(1), rt(0)}));
-  if (op == "LeakyRelu") return set_rt(0, ew(Mode::PRELU, {rt(0), s(cur_->attr_float("alpha", 0.01))}));
+  if (op == "LeakyRelu")
+    return set_rt(0, ew(Mode::PRELU, {rt(0), s(cur_->attr_float("alpha", 0.01))}));
   if (op == "Elu" || op == "Selu" || op == "Celu") {
     // x > 0 ? x : alpha (e^x - 1), as RELU(x) + alpha * EXPM1(MIN(x, 0)) (Celu: e^(x/alpha)).
     bool selu = op == "Selu";
@@ -585,7 +616,8 @@ void Importer::lower() {
   }
   if (op == "ThresholdedRelu") {  // x > alpha ? x : 0
     ValueId x = rt(0);
-    return set_rt(0, ew(Mode::SWITCH_GT0, {ew(Mode::SUB, {x, s(cur_->attr_float("alpha", 1.0))}), x}));
+    return set_rt(0,
+                  ew(Mode::SWITCH_GT0, {ew(Mode::SUB, {x, s(cur_->attr_float("alpha", 1.0))}), x}));
   }
   if (op == "HardSigmoid") {  // max(0, min(1, alpha x + beta))
     ValueId x = rt(0);
@@ -628,11 +660,13 @@ void Importer::lower() {
   if (op == "Transpose") {
     int rank = static_cast<int>(shape(0).size());
     std::vector<int64_t> perm;
-    if (auto p = cur_->attr_ints("perm")) perm = *p;
+    if (auto p = cur_->attr_ints("perm"))
+      perm = *p;
     else
       for (int k = rank - 1; k >= 0; --k) perm.push_back(k);
     if (static_cast<int>(perm.size()) != rank)
-      throw Error("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
+      throw Error("perm has " + std::to_string(perm.size()) + " entries for rank " +
+                  std::to_string(rank));
     for (int64_t& p : perm) p = norm_axis(p, rank, "perm entry");
     bool identity = true;
     for (int k = 0; k < rank; ++k) identity &= perm[k] == k;
@@ -643,7 +677,8 @@ void Importer::lower() {
     bool allowzero = cur_->opset >= 14 && cur_->attr_int("allowzero", 0) != 0;
     return set_rt(0, reshape(rt(0), reshape_shape(shape(0), const_ints(1, "shape"), allowzero)));
   }
-  if (op == "Flatten") return set_rt(0, reshape(rt(0), flatten_shape(shape(0), cur_->attr_int("axis", 1))));
+  if (op == "Flatten")
+    return set_rt(0, reshape(rt(0), flatten_shape(shape(0), cur_->attr_int("axis", 1))));
   if (op == "Squeeze") {
     auto axes = axes_arg(cur_->opset >= 13 ? 1 : -1, "axes");
     return set_rt(0, reshape(rt(0), squeeze_shape(shape(0), axes)));
@@ -656,10 +691,12 @@ void Importer::lower() {
   if (op == "Expand") {
     std::vector<int64_t> target = const_ints(1, "shape");
     auto out = broadcast_shapes(shape(0), Shape(target.begin(), target.end()));
-    if (!out) throw Error("cannot expand " + to_string(shape(0)) + " to " + to_string(Shape(target)));
+    if (!out)
+      throw Error("cannot expand " + to_string(shape(0)) + " to " + to_string(Shape(target)));
     checked_numel(*out, "the expanded tensor");
     if (*out == shape(0)) return alias(0, 0);
-    return set_rt(0, op1(OpType::Broadcast, {{"shape", std::vector<int64_t>(out->begin(), out->end())}}, rt(0)));
+    return set_rt(0, op1(OpType::Broadcast,
+                         {{"shape", std::vector<int64_t>(out->begin(), out->end())}}, rt(0)));
   }
   if (lower_nn()) return;  // onnx_lower_nn.cpp
   static const std::unordered_set<std::string> fold_only = {"Range", "Tile"};

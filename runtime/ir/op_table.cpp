@@ -1,4 +1,5 @@
 #include "runtime/ir/op_table.h"
+#include "runtime/ir/constant.h"
 
 #include <algorithm>
 #include <cmath>
@@ -227,8 +228,8 @@ std::vector<ValueType> infer_op(const Node& n, const std::vector<ValueType>& in)
         if (d < 0) fail(n, "shape " + to_string(shape) + " has a negative dimension");
       std::optional<int64_t> elements = numel_within(shape);
       if (!elements) fail(n, "shape " + to_string(shape) + " has more than 2^40 elements");
-      size_t count = n.attr_floats("value").size();
-      if (count != 1 && static_cast<int64_t>(count) != *elements)
+      const int64_t count = constant_count(n);
+      if (count != 1 && count != *elements)
         fail(n, "value has " + std::to_string(count) + " elements, shape " + to_string(shape) +
                     " needs 1 or " + std::to_string(*elements));
       return {{dtype_attr(n), shape}};

@@ -33,6 +33,8 @@ TensorView contiguous_view(void* data, DType dtype, Shape shape);
 // Stores `v` as element i of `t` (flat index into its memory) in t's dtype: rounded to
 // f32/f16/bf16, truncated to the integers, v != 0 for bool.
 void store_double(const TensorView& t, int64_t i, double v);
+// Element i of `t` (flat index into its memory) as a double.
+double load_double(const TensorView& t, int64_t i);
 
 // Aligned host allocation; freed with free_host.
 void* alloc_host(size_t bytes);

@@ -1,4 +1,5 @@
 #include "tests/support/reference.h"
+#include "runtime/ir/constant.h"
 
 #include <cmath>
 #include <map>
@@ -207,8 +208,8 @@ std::vector<HostTensor> reference_run(const Graph& g, const std::vector<HostTens
                        element(in[0], broadcast_index(in[0].shape, o.shape, unravel(i, o.shape))));
         break;
       case OpType::Constant: {
-        std::vector<double> v = n.attr_floats("value");
-        for (int64_t i = 0; i < count; ++i) store_double(o, i, v.size() == 1 ? v[0] : v[i]);
+        const int64_t stored = constant_count(n);
+        for (int64_t i = 0; i < count; ++i) store_double(o, i, constant_at(n, stored == 1 ? 0 : i));
         break;
       }
       case OpType::MatMul: {
