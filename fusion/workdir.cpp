@@ -10,7 +10,7 @@
 #include <cstdlib>
 
 #include "fusion/embedded_headers.h"
-#include "fusion/secure_fs_util.h"
+#include "runtime/io/secure_fs.h"
 #include "runtime/ir/error.h"
 
 namespace hf::fusion {
