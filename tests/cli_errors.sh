@@ -26,6 +26,22 @@ expect() {  # expect "substring" args...
   fi
 }
 
+# Configuration errors (issue 23, item 8) are refused before anything runs: nothing on
+# stdout (no backend line, no profile), and neither --dump's nor --save-outputs' directory
+# is created.
+expect_early() {  # expect_early "substring" args...
+  local want=$1
+  shift
+  rm -rf "$tmp/early-dump" "$tmp/early-out"
+  expect "$want" "$@" --dump "$tmp/early-dump" --save-outputs "$tmp/early-out"
+  if [ -s "$tmp/out" ] || [ -e "$tmp/early-dump" ] || [ -e "$tmp/early-out" ]; then
+    echo "FAIL: hotfuse-run $* ran before refusing its configuration; stdout:" >&2
+    cat "$tmp/out" >&2
+    ls "$tmp" >&2
+    failures=$((failures + 1))
+  fi
+}
+
 printf '{"nodes": [' >"$tmp/truncated.json"
 printf '{"inputs": [{"name": "x", "dtype": "f32", "shape": [4]}],
  "nodes": [{"name": "bad", "op": "Elemwise", "mode": "FROB", "inputs": ["x"]}], "outputs": ["x"]}' >"$tmp/unknown_mode.json"
@@ -61,9 +77,33 @@ if "$run" --check /nonexistent --backend cuda --fusion off 2>&1 | grep -q -- '--
 fi
 expect "GRAPH is required" --iters 3
 expect "--fusion" "$ex" --fusion sometimes
-MGB_JIT_BACKEND=PTX expect "MGB_JIT_BACKEND" "$ex" --iters 1 --warmup 0
+MGB_JIT_BACKEND=PTX expect_early "MGB_JIT_BACKEND=PTX: expected NVRTC or CPU" "$ex" --iters 1 --warmup 0
+# Checked in every mode, not only where a kernel is generated (--fusion off ignored it).
+MGB_JIT_BACKEND=PTX expect_early "MGB_JIT_BACKEND=PTX" "$ex" --iters 1 --warmup 0 --fusion off
+MGB_JIT_KEEP_INTERM=2 expect_early "MGB_JIT_KEEP_INTERM=2: expected 1 (keep) or 0" "$ex" \
+  --iters 1 --warmup 0 --fusion off
 mkdir -m 0777 "$tmp/open"
-MGB_JIT_WORKDIR="$tmp/open" expect "$tmp/open" "$ex" --iters 1 --warmup 0
+MGB_JIT_WORKDIR="$tmp/open" expect_early "MGB_JIT_WORKDIR: JIT work directory $tmp/open: writable by group or others" \
+  "$ex" --iters 1 --warmup 0
+: >"$tmp/plain-file"
+MGB_JIT_WORKDIR="$tmp/plain-file" expect_early "MGB_JIT_WORKDIR: JIT work directory $tmp/plain-file: not a directory" \
+  "$ex" --iters 1 --warmup 0 --fusion off
+MGB_JIT_WORKDIR="$tmp/plain-file/sub" expect_early "MGB_JIT_WORKDIR: JIT work directory $tmp/plain-file/sub" \
+  "$ex" --iters 1 --warmup 0 --fusion off
+HOTFUSE_MAX_BYTES=lots expect_early "HOTFUSE_MAX_BYTES" "$ex" --iters 1 --warmup 0 --fusion off
+HOTFUSE_NUM_THREADS=abc expect_early "HOTFUSE_NUM_THREADS=abc" "$ex" --iters 1 --warmup 0 \
+  --fusion off --backend cpu
+expect_early "--report /no/such/dir/r.json: directory /no/such/dir: No such file or directory" \
+  "$ex" --iters 1 --warmup 0 --fusion off --report /no/such/dir/r.json
+expect_early "--report $tmp: is a directory" "$ex" --iters 1 --warmup 0 --fusion off --report "$tmp"
+: >"$tmp/dump-is-a-file"
+rm -rf "$tmp/early-out"
+expect "--dump $tmp/dump-is-a-file/sub: cannot create the directory: $tmp/dump-is-a-file is not a directory" \
+  "$ex" --iters 1 --warmup 0 --fusion off --save-outputs "$tmp/early-out" --dump "$tmp/dump-is-a-file/sub"
+if [ -s "$tmp/out" ] || [ -e "$tmp/early-out" ]; then
+  echo "FAIL: a --dump that cannot be created was refused after --save-outputs made its directory" >&2
+  failures=$((failures + 1))
+fi
 # Shapes whose element counts wrapped (issue 23): a Conv's 16-byte output written 2^64
 # elements far, a Slice reading past a wrapped Broadcast. The IR counts every value.
 hostile="$root/tests/data/hostile"
@@ -90,7 +130,34 @@ expect "--seed: must be an integer from 0 to 18446744073709551615, got -1" "$ex"
 HOTFUSE_NUM_THREADS=abc expect "HOTFUSE_NUM_THREADS=abc: must be a thread count from 1 to 1024" \
   "$ex" --fusion off --iters 1 --warmup 0
 HOTFUSE_NUM_THREADS=-1 expect "HOTFUSE_NUM_THREADS=-1: must be a thread count" "$ex" --fusion off --iters 1 --warmup 0
-expect "--report /no/such/dir/r.json" "$ex" --iters 1 --warmup 0 --fusion off --report /no/such/dir/r.json
+
+# --report (issue 23, item 7): never written through a symlink, even our own (in a sticky
+# directory it may be another user's), and written atomically.
+printf 'precious' >"$tmp/victim"
+ln -s "$tmp/victim" "$tmp/report-link.json"
+expect_early "--report $tmp/report-link.json: is a symbolic link" "$ex" --iters 1 --warmup 0 \
+  --fusion off --report "$tmp/report-link.json"
+if [ "$(cat "$tmp/victim")" != precious ] || [ ! -L "$tmp/report-link.json" ]; then
+  echo "FAIL: --report wrote through a symlink" >&2
+  failures=$((failures + 1))
+fi
+# A full disk (a file size limit: EFBIG where ENOSPC would be) leaves the old report whole
+# and no temp file, instead of a truncated one.
+mkdir "$tmp/full"
+printf 'old report' >"$tmp/full/r.json"
+prlimit --fsize=4096 "$run" "$ex" --iters 1 --warmup 0 --fusion off --report "$tmp/full/r.json" \
+  >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 2 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] ||
+  ! grep -qF -- "--report $tmp/full/r.json: write failed: File too large" "$tmp/err" ||
+  [ "$(cat "$tmp/full/r.json")" != "old report" ] || [ "$(ls -A "$tmp/full")" != r.json ]; then
+  echo "FAIL: --report under a full disk: rc=$rc, stderr:" >&2
+  cat "$tmp/err" >&2
+  ls -la "$tmp/full" >&2
+  failures=$((failures + 1))
+else
+  echo "ok: --report on a full disk -> $(cat "$tmp/err"); the old report kept"
+fi
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all bad inputs rejected cleanly"

@@ -10,13 +10,13 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "dump/dump_dir.h"
 #include "dump/write_dump.h"
+#include "fusion/workdir.h"
 #include "profiler/step_times.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/device_inputs.h"
@@ -24,8 +24,10 @@
 #include "runtime/io/graph_json.h"
 #include "runtime/io/onnx_import.h"
 #include "runtime/io/random_inputs.h"
+#include "runtime/io/secure_fs.h"
 #include "runtime/io/test_data.h"
 #include "runtime/ir/error.h"
+#include "runtime/ir/memory_cap.h"
 #include "session/backend_select.h"
 #include "session/run_target.h"
 #include "session/session.h"
@@ -98,11 +100,20 @@ SessionOptions session_options(const Options& o) {
   return so;
 }
 
+// Atomically (a temp file in its directory renamed over it): a full disk leaves the old
+// report or none, never a torn one, and a symlink at the name is replaced, never followed.
 void write_report(const std::string& path, const nlohmann::json& doc) {
-  std::ofstream f(path);
-  if (!f) throw Error("--report " + path + ": cannot write the file");
-  f << doc.dump(2) << "\n";
-  if (!f) throw Error("--report " + path + ": write error");
+  fsutil::write_output_file(path, doc.dump(2) + "\n", "--report");
+}
+
+// Every setting checked before the graph is read, a backend chosen or anything written
+// (docs/jit.md): one line naming the option or variable, exit code 2, nothing left behind.
+void check_configuration(const Options& o) {
+  fusion::check_jit_environment();  // MGB_JIT_KEEP_INTERM, MGB_JIT_BACKEND, MGB_JIT_WORKDIR
+  memory_cap_bytes();               // HOTFUSE_MAX_BYTES
+  if (!o.report.empty()) fsutil::check_output_file(o.report, "--report");
+  if (!o.dump.empty()) dump::DumpDir::check(o.dump, o.force, "--dump");
+  if (!o.save_outputs.empty()) dump::DumpDir::check(o.save_outputs, o.force, "--save-outputs");
 }
 
 // The one line that says what fusion did, after the outputs were checked end to end.
@@ -138,6 +149,7 @@ void print_summary(const Session& s, double worst) {
 // Every --fusion mode on either backend: a Session with the mode as its policy, run until
 // it settles, then --iters timed iterations; its outputs checked against the unfused plan.
 int run(const Options& o) {
+  check_configuration(o);
   if (!o.check.empty()) {
     // As a plain run: cuda without a device is exit 2, auto says which backend it picked.
     BackendChoice choice = choose_backend(o.backend);
@@ -155,18 +167,19 @@ int run(const Options& o) {
   // Refused before the graph is read: a missing device costs nothing.
   BackendChoice choice = choose_backend(o.backend);
   Graph g = is_onnx_path(o.graph) ? read_graph_onnx(o.graph) : read_graph_json(o.graph);
-  // Checked before anything runs: a refused directory costs nothing.
-  std::optional<dump::DumpDir> dump_dir;
-  if (!o.dump.empty()) dump_dir.emplace(o.dump, o.force);
-  std::optional<dump::DumpDir> save_dir;
-  if (!o.save_outputs.empty()) save_dir.emplace(save_outputs_dir(o.save_outputs, o.force));
   std::vector<HostTensor> inputs =
       o.inputs.empty() ? random_inputs(g, o.seed) : read_graph_inputs(g, o.inputs);
   if (!choice.line.empty()) std::cout << choice.line << "\n";
 
   SessionOptions so = session_options(o);
+  // The target (thread pool, JIT work directory, kernel cache) before any directory is
+  // created: what it refuses leaves nothing behind.
   std::unique_ptr<RunTarget> target =
       make_run_target(choice.cuda.get(), o.threads, so.policy != FusionPolicy::Off);
+  std::optional<dump::DumpDir> dump_dir;
+  if (!o.dump.empty()) dump_dir.emplace(o.dump, o.force);
+  std::optional<dump::DumpDir> save_dir;
+  if (!o.save_outputs.empty()) save_dir.emplace(save_outputs_dir(o.save_outputs, o.force));
   Backend& backend = target->backend();
   std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count() << " nodes; "
             << target->where() << "; --fusion " << o.fusion << "\n";
