@@ -122,6 +122,20 @@ expect "node 'c' (Constant): shape [4294967296,4294967296] has more than 2^40 el
 expect "node 'grow' (Broadcast): output 0 would be [8,2305843009213693952]" \
   "$hostile/slice-past-wrapped-broadcast.json" --fusion off --iters 1 --warmup 0 \
   --save-outputs "$tmp/slice-out"
+# Names reach the terminal escaped (issue 23, item 6): a node name with ESC sequences
+# rewrote the terminal title and cleared the screen, a newline split the one-line error.
+expect "node 'evil\\x1b[2J\\nsecond line' (Elemwise ADD): input shapes [4] and [3] do not broadcast" \
+  "$hostile/escape-in-names-mismatch.json" --fusion off --iters 1 --warmup 0
+"$run" "$hostile/escape-in-names.json" --fusion all --iters 2 --warmup 0 --backend cpu >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 0 ] || LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]\\|\xc2[\x80-\x9f]\\|\xe2\x80\xae' "$tmp/out" "$tmp/err" ||
+  ! grep -qF "evil\\x1b[2J\\nline\\u009b" "$tmp/out" || ! grep -qF "graph 'g\\x1b]0;pwned\\x07'" "$tmp/out"; then
+  echo "FAIL: control characters from names reached the terminal (rc=$rc):" >&2
+  cat -v "$tmp/out" "$tmp/err" >&2
+  failures=$((failures + 1))
+else
+  echo "ok: names with ESC, newline, C1 and bidi characters printed escaped"
+fi
 # Silent wrong values (issue 23): each is an error naming the input, option or variable.
 expect "value 'ids': init [0, 1e+30] must be [lo, hi] with lo < hi, within [-2147483648, 2147483648] for i32" \
   "$hostile/init-too-large-for-i32.json" --fusion off --iters 1 --warmup 0

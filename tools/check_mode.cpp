@@ -47,7 +47,7 @@ Runner make_runner(const CheckOptions& o, const Graph& g,
   settle(*r.session, r.in->views, o.settle_timeout, "checking as it is");
   for (const RegionRecord& rr : r.session->regions())
     if (rr.state == RegionState::Failed)
-      std::fprintf(stderr, "hotfuse-run: %s\n", rr.reason.c_str());
+      std::fprintf(stderr, "hotfuse-run: %s\n", printable(rr.reason).c_str());
   return r;
 }
 
@@ -156,7 +156,8 @@ int run_check(const CheckOptions& o) {
       std::printf("%s: PASS (%zu output%s; worst element within %.3g of its tolerance)\n",
                   set.c_str(), out.size(), out.size() == 1 ? "" : "s", worst);
     } else {
-      for (const std::string& p : problems) std::printf("%s: FAIL: %s\n", set.c_str(), p.c_str());
+      for (const std::string& p : problems)
+        std::printf("%s: FAIL: %s\n", set.c_str(), printable(p).c_str());
     }
   }
   std::printf("%d of %zu data sets passed\n", passed, sets.size());

@@ -181,8 +181,9 @@ int run(const Options& o) {
   std::optional<dump::DumpDir> save_dir;
   if (!o.save_outputs.empty()) save_dir.emplace(save_outputs_dir(o.save_outputs, o.force));
   Backend& backend = target->backend();
-  std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count() << " nodes; "
-            << target->where() << "; --fusion " << o.fusion << "\n";
+  std::cout << "graph '" << printable(g.name) << "' (" << printable(o.graph)
+            << "): " << g.live_node_count() << " nodes; " << target->where() << "; --fusion "
+            << o.fusion << "\n";
   const MachinePeak& machine = target->machine();
   std::printf("machine: %.1f GB/s, %.0f GFLOP/s, %.1f us per launch (%s)\n", machine.bandwidth_gbps,
               machine.gflops, machine.launch_us, machine.source.c_str());
@@ -194,7 +195,7 @@ int run(const Options& o) {
 
   auto print_events = [&] {
     for (const SessionEvent& e : session.take_events())
-      std::cout << "iter " << e.iteration << ": " << e.text << "\n";
+      std::cout << "iter " << e.iteration << ": " << printable(e.text) << "\n";
   };
   settle(session, in.views, o.settle_timeout, "measuring as it is", print_events);
   std::span<const TensorView> out;
@@ -214,7 +215,9 @@ int run(const Options& o) {
   if (!session.regions().empty()) std::cout << "\nregions:\n";
   for (const RegionRecord& r : session.regions())  // a failure was said once, as it happened
     std::cout << "  " << r.id << " " << r.kernel << " [" << region_state_name(r.state) << "] "
-              << (r.state == RegionState::Failed ? "its compile failed (above)" : r.reason) << "\n";
+              << (r.state == RegionState::Failed ? "its compile failed (above)"
+                                                 : printable(r.reason))
+              << "\n";
   target->print_device_profile(session, in.views, o.iters);
 
   // The session validated every swap; check the final outputs end to end as well.
@@ -228,7 +231,7 @@ int run(const Options& o) {
   if (!o.report.empty()) write_report(o.report, report);
   if (dump_dir) {
     for (const std::string& w : dump::write_session_dump(*dump_dir, session, report))
-      std::cerr << "hotfuse-run: " << w << "\n";
+      std::cerr << "hotfuse-run: " << printable(w) << "\n";
     std::cout << "dump: " << dump_dir->written().size() << " files in " << dump_dir->path().string()
               << "\n";
   }
@@ -355,19 +358,20 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "hotfuse-run: " << e.what() << " (see --help)\n";
+    std::cerr << "hotfuse-run: " << printable(e.what()) << " (see --help)\n";
     return 2;
   }
   try {
     return run(o);
   } catch (const hf::Error& e) {
-    std::cerr << "hotfuse-run: " << e.what() << "\n";
+    std::cerr << "hotfuse-run: " << printable(e.what()) << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
-    std::cerr << "hotfuse-run: out of memory while planning or running " << o.graph << "\n";
+    std::cerr << "hotfuse-run: out of memory while planning or running " << printable(o.graph)
+              << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "hotfuse-run: internal error: " << e.what() << "\n";
+    std::cerr << "hotfuse-run: internal error: " << printable(e.what()) << "\n";
     return 1;
   }
 }

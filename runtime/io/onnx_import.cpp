@@ -37,13 +37,20 @@ using AT = pb::AttributeProto;
 bool attr_is(const AT& a, AT::AttributeType type) {
   if (a.has_type() && a.type() != AT::UNDEFINED) return a.type() == type;
   switch (type) {
-    case AT::INT: return a.has_i();
-    case AT::FLOAT: return a.has_f();
-    case AT::STRING: return a.has_s();
-    case AT::TENSOR: return a.has_t();
-    case AT::INTS: return a.ints_size() > 0;
-    case AT::FLOATS: return a.floats_size() > 0;
-    default: return false;
+    case AT::INT:
+      return a.has_i();
+    case AT::FLOAT:
+      return a.has_f();
+    case AT::STRING:
+      return a.has_s();
+    case AT::TENSOR:
+      return a.has_t();
+    case AT::INTS:
+      return a.ints_size() > 0;
+    case AT::FLOATS:
+      return a.floats_size() > 0;
+    default:
+      return false;
   }
 }
 [[noreturn]] void bad_attr(const std::string& name, const char* kind) {
@@ -85,7 +92,8 @@ std::string OnnxNode::attr_str(const std::string& name, std::optional<std::strin
 std::optional<std::vector<int64_t>> OnnxNode::attr_ints(const std::string& name) const {
   const AT* a = attr(name);
   if (!a) return std::nullopt;
-  if (!attr_is(*a, AT::INTS) && !(a->ints_size() == 0 && !a->has_type())) bad_attr(name, "a list of ints");
+  if (!attr_is(*a, AT::INTS) && !(a->ints_size() == 0 && !a->has_type()))
+    bad_attr(name, "a list of ints");
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
@@ -119,8 +127,9 @@ void Importer::read_opsets() {
     opset_ = static_cast<int>(o.version());
   }
   if (opset_ == 0)
-    throw Error("imports no version of the default ONNX opset (ai.onnx); models of other "
-                "domains only are not supported");
+    throw Error(
+        "imports no version of the default ONNX opset (ai.onnx); models of other "
+        "domains only are not supported");
   if (opset_ < kMinOpset || opset_ > kMaxOpset)
     throw Error("opset " + std::to_string(opset_) + " is not supported (this build reads opsets " +
                 std::to_string(kMinOpset) + "-" + std::to_string(kMaxOpset) + ")");
@@ -179,12 +188,12 @@ void Importer::read_inputs() {
         shape.push_back((*given_shape)[k]);
       } else if (d.has_dim_param() && options_.dims.count(d.dim_param())) {
         int64_t v = options_.dims.at(d.dim_param());
-        if (v < 0) throw Error(what + ": size " + std::to_string(v) + " given for '" +
-                               d.dim_param() + "' is negative");
+        if (v < 0)
+          throw Error(what + ": size " + std::to_string(v) + " given for '" + d.dim_param() +
+                      "' is negative");
         shape.push_back(v);
       } else if (d.has_dim_param()) {
-        throw Error(what + ": dimension " + std::to_string(k) + " is symbolic ('" +
-                    d.dim_param() +
+        throw Error(what + ": dimension " + std::to_string(k) + " is symbolic ('" + d.dim_param() +
                     "') and no size is given: not supported (hotfuse needs static shapes)");
       } else {
         throw Error(what + ": dimension " + std::to_string(k) +
@@ -228,8 +237,7 @@ void Importer::import_node(const pb::NodeProto& p, int index) {
     if (!try_fold()) lower();
     for (int k = 0; k < p.output_size(); ++k)
       if (!p.output(k).empty() && !slots_.count(p.output(k)))
-        throw Error("output " + std::to_string(k) + " ('" + p.output(k) +
-                    "') is not supported");
+        throw Error("output " + std::to_string(k) + " ('" + p.output(k) + "') is not supported");
   } catch (const Error& e) {
     cur_ = nullptr;
     throw Error(n.label + ": " + e.what());
@@ -252,8 +260,9 @@ void Importer::check_declared(const pb::ValueInfoProto& vi, ValueId v) {
     std::string declared = "[";
     for (int k = 0; k < tt.shape().dim_size(); ++k) {
       const auto& d = tt.shape().dim(k);
-      declared += (k ? "," : "") + (d.has_dim_value() ? std::to_string(d.dim_value())
-                                                      : d.has_dim_param() ? d.dim_param() : "?");
+      declared += (k ? "," : "") + (d.has_dim_value()   ? std::to_string(d.dim_value())
+                                    : d.has_dim_param() ? d.dim_param()
+                                                        : "?");
     }
     throw Error("output '" + vi.name() + "' is declared " + declared + "] but computes " +
                 to_string(val.shape));
@@ -298,8 +307,10 @@ Graph Importer::rebuild() {
   for (size_t k = 0; k < graph_outputs_.size(); ++k) prefer(graph_outputs_[k], output_names_[k]);
   for (const std::string& b : bound_) {
     const Slot& s = slots_.at(b);
-    if (s.rt) prefer(*s.rt, b);
-    else if (s.c && s.c->materialized) prefer(*s.c->materialized, b);
+    if (s.rt)
+      prefer(*s.rt, b);
+    else if (s.c && s.c->materialized)
+      prefer(*s.c->materialized, b);
   }
   // Helper names were chosen to avoid every ONNX name, and each ONNX name is bound to one
   // value, so the names stay unique.
@@ -399,18 +410,20 @@ Graph parse_graph_onnx(const std::string& bytes, const std::string& origin,
     if (g.name.empty()) g.name = std::filesystem::path(origin).stem().string();
     return g;
   } catch (const Error& e) {
-    throw Error(origin + ": " + e.what());
+    // Names from the model reach the message: one printable line (runtime/ir/error.h).
+    throw Error(printable(origin + ": " + e.what()));
   } catch (const std::bad_alloc&) {
-    throw Error(origin + ": out of memory while importing");
+    throw Error(printable(origin) + ": out of memory while importing");
   } catch (const std::exception& e) {
-    throw Error(origin + ": internal error while importing: " + e.what());
+    throw Error(printable(origin + ": internal error while importing: " + e.what()));
   }
 }
 
 Graph read_graph_onnx(const std::filesystem::path& file, const OnnxImportOptions& options) {
   const std::string origin = file.string();
   std::error_code ec;
-  if (std::filesystem::is_directory(file, ec)) throw Error(origin + ": is a directory, not a model file");
+  if (std::filesystem::is_directory(file, ec))
+    throw Error(origin + ": is a directory, not a model file");
   std::ifstream f(file, std::ios::binary);
   if (!f) throw Error(origin + ": cannot open file");
   std::ostringstream ss;
@@ -423,7 +436,8 @@ Graph read_graph_onnx(const std::filesystem::path& file, const OnnxImportOptions
 
 bool is_onnx_path(const std::filesystem::path& file) {
   std::string ext = file.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return ext == ".onnx";
 }
 
