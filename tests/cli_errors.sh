@@ -63,9 +63,42 @@ expect "node 'bad': unknown Elemwise mode 'FROB'" "$tmp/unknown_mode.json"
 expect "node 'spin': unknown op 'Warp'" "$tmp/unknown_op.json"
 expect "node 'sum' (Elemwise ADD): input shapes [4] and [3] do not broadcast" "$tmp/mismatch.json"
 expect "is a directory" "$root/traces"
-expect "--frobnicate" "$ex" --frobnicate
-expect "--iters" "$ex" --iters 0
-expect "--iters" "$ex" --iters abc
+expect "unknown option --frobnicate" "$ex" --frobnicate
+# Wording (issue 23, item 12): a misspelled option is named, with the closest one, and
+# the graph is not; a value that is not a number says so.
+expect "unknown option --fusoin (did you mean --fusion?)" "$ex" --fusoin all
+expect "unknown option --fusoin (did you mean --fusion?)" --fusoin all "$ex"
+expect "unknown option --iter (did you mean --iters?)" "$ex" --iter=3
+expect "--iters: must be an integer from 1 to 1000000000, got '0'" "$ex" --iters 0
+expect "--iters: must be an integer from 1 to 1000000000, got 'abc'" "$ex" --iters abc
+expect "--min-saving: must be a number from 0 to 100, got 'lots'" "$ex" --min-saving lots
+expect "--atol and --rtol are tolerances of --check DIR" "$ex" --atol 0.1
+expect "--atol and --rtol are tolerances of --check DIR" "$ex" --rtol 0
+# A file named neither *.onnx nor *.json: its content chooses, and an error says how.
+cp "$root/tests/data/hostile/conv-output-wraps.onnx" "$tmp/conv-model.bin"
+expect "(Conv): output 0 would be [1,1,4294836226,4295098370], more than 2^40 elements (read as ONNX: it is not named *.json and does not start with '{')" \
+  "$tmp/conv-model.bin" --fusion off
+printf 'garbage' >"$tmp/garbage.model"
+expect "garbage.model: not a valid ONNX model (malformed or truncated protobuf) (read as ONNX" \
+  "$tmp/garbage.model"
+expect_ok() {  # expect_ok "stdout substring" args...: exit 0 and the line on stdout
+  local want=$1
+  shift
+  "$run" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -ne 0 ] || ! grep -qF -- "$want" "$tmp/out"; then
+    echo "FAIL: hotfuse-run $* -> rc=$rc, wanted stdout to contain: $want" >&2
+    cat "$tmp/out" "$tmp/err" >&2
+    failures=$((failures + 1))
+  else
+    echo "ok: $* -> $(grep -F -- "$want" "$tmp/out")"
+  fi
+}
+cp "$ex" "$tmp/abc-graph"
+expect_ok "graph 'abc' ($tmp/abc-graph): 2 nodes" "$tmp/abc-graph" --fusion off --iters 1 --warmup 0
+# --save-outputs says what it wrote.
+expect_ok "outputs: 1 file in $tmp/saved (output_0.pb 'y')" "$ex" --fusion off --iters 1 --warmup 0 \
+  --save-outputs "$tmp/saved"
 expect "--min-saving" "$ex" --min-saving 150
 expect "--profile-iters" "$ex" --profile-iters 0
 expect "--expected-iters" "$ex" --expected-iters -5

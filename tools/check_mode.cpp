@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "profiler/table_text.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/device_inputs.h"
 #include "runtime/io/onnx_import.h"
@@ -51,7 +52,7 @@ Runner make_runner(const CheckOptions& o, const Graph& g,
   return r;
 }
 
-// "all, settled after 9 iterations: 1 regions swapped in, kernels 6 -> 1, on cpu, 2 threads"
+// "all, settled after 9 iterations: 1 region swapped in, kernels 6 -> 1, on cpu, 2 threads"
 // and, for adaptive, one line per region the session considered.
 std::string describe_plan(const Runner& r) {
   const Session& s = *r.session;
@@ -60,9 +61,9 @@ std::string describe_plan(const Runner& r) {
   std::string plan = std::string(policy_name(s.options().policy)) + ", settled after " +
                      std::to_string(s.iterations().size()) + " iterations: ";
   if (s.static_rewrites() > 0)
-    plan += std::to_string(s.static_rewrites()) + " static rewrites";
+    plan += count_of(s.static_rewrites(), "static rewrite");
   else
-    plan += std::to_string(swapped) + " regions swapped in";
+    plan += count_of(swapped, "region") + " swapped in";
   plan += ", kernels " + std::to_string(s.kernels_before()) + " -> " +
           std::to_string(s.kernels_now()) + ", on " + r.target->where() + "\n";
   if (s.options().policy == FusionPolicy::Adaptive)
