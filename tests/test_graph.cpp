@@ -104,15 +104,16 @@ TEST(Graph, ErrorsNameTheNode) {
             "node 'p' (PowC): attribute 'exponent' must be a number");
 }
 
-// Names reach the terminal escaped (issue 23, item 6): ESC sequences rewrote the
-// terminal's title and cleared the screen, a newline split the one-line error.
+// Names reach the terminal escaped (issue 23, item 6): ESC sequences rewrote the terminal's
+// title and cleared the screen, a newline split the one-line error. (Octal escapes below:
+// they end after three digits, hex ones do not.)
 TEST(Printable, EscapesWhatATerminalActsOnAndKeepsTheRest) {
   EXPECT_EQ(printable("plain name/with\\backslash"), "plain name/with\\backslash");
-  EXPECT_EQ(printable("a\x1b]0;pwned\x07" "b"), "a\\x1b]0;pwned\\x07b");
+  EXPECT_EQ(printable("a\033]0;pwned\007b"), "a\\x1b]0;pwned\\x07b");
   EXPECT_EQ(printable("one\ntwo\rthree\tfour"), "one\\ntwo\\rthree\\tfour");
-  EXPECT_EQ(printable(std::string("nul\0" "del\x7f", 8)), "nul\\x00del\\x7f");
-  EXPECT_EQ(printable("csi\xc2\x9b" "2J"), "csi\\u009b2J") << "C1 controls in UTF-8";
-  EXPECT_EQ(printable("rtl\xe2\x80\xae" "evil"), "rtl\\u202eevil") << "bidirectional override";
+  EXPECT_EQ(printable(std::string("nul\0del\177", 8)), "nul\\x00del\\x7f");
+  EXPECT_EQ(printable("csi\302\2332J"), "csi\\u009b2J") << "C1 controls in UTF-8";
+  EXPECT_EQ(printable("rtl\342\200\256evil"), "rtl\\u202eevil") << "bidirectional override";
   EXPECT_EQ(printable("bad\x9b\xff"), "bad\\x9b\\xff") << "bytes that are not UTF-8";
   EXPECT_EQ(printable("caf\xc3\xa9 \xe6\x97\xa5"), "caf\xc3\xa9 \xe6\x97\xa5")
       << "valid UTF-8 passes";
