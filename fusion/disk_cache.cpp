@@ -10,8 +10,8 @@
 #include <cstring>
 #include <ctime>
 
-#include "fusion/secure_fs_util.h"
 #include "fusion/sha256_util.h"
+#include "runtime/io/secure_fs.h"
 #include "runtime/ir/error.h"
 
 #ifndef HF_VERSION

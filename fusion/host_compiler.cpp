@@ -11,9 +11,9 @@
 #include <utility>
 
 #include "fusion/embedded_headers.h"
-#include "fusion/secure_fs_util.h"
 #include "fusion/sha256_util.h"
 #include "fusion/subprocess_util.h"
+#include "runtime/io/secure_fs.h"
 #include "runtime/ir/error.h"
 
 #ifndef HF_HOST_CXX

@@ -12,7 +12,7 @@
 #include <cerrno>
 #include <thread>
 
-#include "fusion/secure_fs_util.h"
+#include "runtime/io/secure_fs.h"
 
 extern char** environ;
 

@@ -10,7 +10,7 @@
 #include <cstdlib>
 
 #include "fusion/embedded_headers.h"
-#include "fusion/secure_fs_util.h"
+#include "runtime/io/secure_fs.h"
 #include "runtime/ir/error.h"
 
 namespace hf::fusion {
@@ -22,18 +22,51 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
-}  // namespace
-
-std::shared_ptr<Workdir> Workdir::from_env() {
+bool keep_from_env() {
   std::string keep = env("MGB_JIT_KEEP_INTERM");
   if (keep != "" && keep != "0" && keep != "1")
     throw Error("MGB_JIT_KEEP_INTERM=" + keep + ": expected 1 (keep) or 0");
+  return keep == "1";
+}
+
+}  // namespace
+
+std::shared_ptr<Workdir> Workdir::from_env() {
+  const bool keep = keep_from_env();
   std::string dir = env("MGB_JIT_WORKDIR");
   try {
-    return open(dir.empty() ? std::nullopt : std::optional<std::filesystem::path>(dir),
-                keep == "1");
+    return open(dir.empty() ? std::nullopt : std::optional<std::filesystem::path>(dir), keep);
   } catch (const Error& e) {
     throw Error(dir.empty() ? std::string(e.what()) : "MGB_JIT_WORKDIR: " + std::string(e.what()));
+  }
+}
+
+void check_jit_environment() {
+  keep_from_env();
+  jit_backend_from_env();
+  const std::string dir = env("MGB_JIT_WORKDIR");
+  if (dir.empty()) return;
+  const std::filesystem::path path = std::filesystem::absolute(dir).lexically_normal();
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 || errno != ENOENT) {
+    try {
+      fsutil::check_private_dir(path, "JIT work directory");
+    } catch (const Error& e) {
+      throw Error("MGB_JIT_WORKDIR: " + std::string(e.what()));
+    }
+    return;
+  }
+  // Missing: Workdir::open creates it, so its nearest existing ancestor must be a directory.
+  for (std::filesystem::path up = path.parent_path();; up = up.parent_path()) {
+    if (::stat(up.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode))
+        throw Error("MGB_JIT_WORKDIR: cannot create JIT work directory " + path.string() + ": " +
+                    up.string() + " is not a directory");
+      return;
+    }
+    if (errno != ENOENT || up == up.parent_path())
+      throw Error("MGB_JIT_WORKDIR: cannot create JIT work directory " + path.string() + ": " +
+                  up.string() + ": " + fsutil::errno_text(errno));
   }
 }
 

@@ -59,6 +59,12 @@ class Workdir {
   bool include_written_ = false;
 };
 
+// Every MGB_JIT_* variable checked without creating anything, for a launcher to call before
+// anything runs: MGB_JIT_KEEP_INTERM, MGB_JIT_BACKEND, and MGB_JIT_WORKDIR (an existing
+// directory must pass Workdir::open's rules; a missing one must be creatable under its
+// nearest existing ancestor). hf::Error naming the variable.
+void check_jit_environment();
+
 // MGB_JIT_BACKEND: "NVRTC", "CPU" (any case) or unset/empty; hf::Error for anything else.
 std::optional<std::string> jit_backend_from_env();
 

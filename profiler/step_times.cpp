@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "profiler/table_text.h"
+#include "runtime/ir/error.h"
 #include "runtime/ir/op_table.h"
 
 namespace hf {
@@ -46,9 +47,11 @@ std::vector<OpRow> op_rows(const Graph& g, const Plan& plan, const StepTimes& ti
 void print_op_table(std::ostream& os, const std::vector<OpRow>& rows, double peak_gflops) {
   double total = 0;
   size_t wn = 4, wo = 2, ws = 6;
+  std::vector<std::string> names;  // from the model: printable (runtime/ir/error.h)
   for (const OpRow& r : rows) {
     total += r.seconds;
-    wn = std::max(wn, r.node.size());
+    names.push_back(printable(r.node));
+    wn = std::max(wn, names.back().size());
     wo = std::max(wo, r.op.size());
     ws = std::max(ws, r.output.size());
   }
@@ -59,7 +62,7 @@ void print_op_table(std::ostream& os, const std::vector<OpRow>& rows, double pea
   for (size_t i = 0; i < rows.size(); ++i) {
     const OpRow& r = rows[i];
     std::snprintf(line, sizeof line, "%4zu  %-*s  %-*s  %-*s  %12s  %10s  %8.1f  %8.1f", i, (int)wn,
-                  r.node.c_str(), (int)wo, r.op.c_str(), (int)ws, r.output.c_str(),
+                  names[i].c_str(), (int)wo, r.op.c_str(), (int)ws, r.output.c_str(),
                   human_time(r.seconds).c_str(), human_bytes(r.bytes).c_str(), r.gbps(),
                   r.gflops());
     os << line;

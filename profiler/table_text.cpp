@@ -23,6 +23,10 @@ std::string human_bytes(double b) {
   return printf_double("%.0f B", b);
 }
 
+std::string count_of(long long n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 std::string row_op(const Node& n) {
   std::string op(op_type_name(n.op));
   if (n.op == OpType::Elemwise) op += std::string(" ") + mode_info(n.mode).name;

@@ -11,7 +11,8 @@ namespace hf {
 std::string cuda_unavailable_reason() {
 #if HF_HAVE_CUDA_BACKEND
   const cuda::DeviceStatus& s = cuda::device_status();
-  return s.usable ? "" : "no CUDA device: " + s.reason;
+  if (s.usable) return "";
+  return s.no_driver ? s.reason : "no CUDA device: " + s.reason;
 #else
   return "this build has no CUDA backend";
 #endif

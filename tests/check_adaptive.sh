@@ -41,7 +41,7 @@ check 1 "^test_data_set_0: PASS" --check "$tmp/chain" --fusion adaptive "${fuse[
 for attempt in 1 2 3 4 5; do
   "$run" --check "$tmp/chain" --fusion adaptive "${fuse[@]}" >"$tmp/out" 2>&1
   rc=$?
-  if grep -qE "1 regions swapped in, kernels 6 -> 1" "$tmp/out"; then
+  if grep -qE "1 region swapped in, kernels 6 -> 1" "$tmp/out"; then
     if [ $rc = 1 ] && grep -q "^test_data_set_0: PASS" "$tmp/out" &&
       grep -q "^test_data_set_1: FAIL: output 'y'" "$tmp/out"; then
       echo "ok: on the swapped plan (try $attempt): $(head -n1 "$tmp/out")"

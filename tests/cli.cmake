@@ -31,6 +31,10 @@ add_test(NAME cli_errors
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_errors.sh $<TARGET_FILE:hotfuse-run>
                  ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli_report cli_errors PROPERTIES ENVIRONMENT "${HF_TEST_ENV}")
+# The machine probe's cache entry under the cache's rules (each run names its own cache).
+add_test(NAME cli_probe
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_probe.sh $<TARGET_FILE:hotfuse-run>
+                 ${PROJECT_SOURCE_DIR})
 add_test(NAME cli_help COMMAND hotfuse-run --help)
 set_tests_properties(cli_help PROPERTIES
   PASS_REGULAR_EXPRESSION "--iters.*--warmup.*--backend.*--fusion.*--profile-iters.*--reprofile-iters.*--min-saving.*--expected-iters.*--sync-compile.*--settle-timeout.*--report.*--check.*--atol.*--rtol.*--inputs.*--save-outputs.*--seed")

@@ -529,6 +529,70 @@ TEST(DumpDir, ForceReplacesOnlyTheDumpsFilesAndNeverFollowsALink) {
   EXPECT_EQ(d.written(), (std::vector<std::string>{"before.dot", "report.json"}));
 }
 
+// The directory is held open once checked (issue 23, item 4): a path swapped for a symlink
+// afterwards does not redirect the dump's files.
+TEST(DumpDir, WritesIntoTheDirectoryItCheckedNotAPathSwappedLater) {
+  TempDir t;
+  fs::create_directory(t.root / "elsewhere");
+  dump::DumpDir d(t.root / "dump", false);
+  fs::rename(t.root / "dump", t.root / "moved");
+  fs::create_directory_symlink(t.root / "elsewhere", t.root / "dump");
+  d.write("before.dot", "graph");
+  d.write("kernels/hf_1.cpp", "src");
+  EXPECT_EQ(slurp(t.root / "moved/before.dot"), "graph");
+  EXPECT_EQ(slurp(t.root / "moved/kernels/hf_1.cpp"), "src");
+  EXPECT_TRUE(fs::is_empty(t.root / "elsewhere")) << "written through the swapped path";
+}
+
+// A subdirectory planted as a symlink is never followed, with or without --force.
+TEST(DumpDir, ASymlinkedSubdirectoryIsRefused) {
+  for (bool force : {false, true}) {
+    TempDir t;
+    fs::create_directory(t.root / "elsewhere");
+    dump::DumpDir d(t.root / "dump", force);
+    fs::create_directory_symlink(t.root / "elsewhere", t.root / "dump/kernels");
+    try {
+      d.write("kernels/hf_1.cpp", "src");
+      ADD_FAILURE() << "written through a symlinked subdirectory";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("a symlink or file is in the way"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_TRUE(fs::is_empty(t.root / "elsewhere"));
+  }
+}
+
+// DIR itself may be the user's symlink to a directory, but not another user's (planted in
+// a shared directory such as /tmp, where the kernel's protected_symlinks may be off).
+TEST(DumpDir, ASymlinkAnotherUserOwnsIsRefused) {
+  TempDir t;
+  fs::create_directory(t.root / "elsewhere");
+  fs::create_directory_symlink(t.root / "elsewhere", t.root / "dump");
+  EXPECT_NO_THROW(dump::DumpDir::check(t.root / "dump", false, "--dump")) << "our own link";
+  if (::lchown((t.root / "dump").c_str(), 12345, 12345) != 0 || ::geteuid() == 12345)
+    GTEST_SKIP() << "cannot give the link to another user (not root)";
+  try {
+    dump::DumpDir d(t.root / "dump", false);
+    FAIL() << "another user's symlink was followed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("symbolic link owned by uid 12345"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(fs::is_empty(t.root / "elsewhere"));
+}
+
+// DumpDir::check creates nothing (the launcher calls it before anything runs).
+TEST(DumpDir, CheckCreatesNothing) {
+  TempDir t;
+  dump::DumpDir::check(t.root / "a" / "b", false, "--dump");
+  EXPECT_FALSE(fs::exists(t.root / "a"));
+  std::ofstream(t.root / "file") << "f";
+  EXPECT_THROW(dump::DumpDir::check(t.root / "file" / "b", false, "--dump"), Error);
+  EXPECT_THROW(dump::DumpDir::check(t.root / "file", true, "--dump"), Error);
+  EXPECT_THROW(dump::DumpDir::check(t.root, false, "--save-outputs"), Error) << "not empty";
+  EXPECT_NO_THROW(dump::DumpDir::check(t.root, true, "--save-outputs"));
+}
+
 TEST(DumpSession, WritesEveryFileOfAnAdaptiveDump) {
   SessionRun run(0.0);
   TempDir t;

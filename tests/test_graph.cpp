@@ -104,6 +104,35 @@ TEST(Graph, ErrorsNameTheNode) {
             "node 'p' (PowC): attribute 'exponent' must be a number");
 }
 
+// Names reach the terminal escaped (issue 23, item 6): ESC sequences rewrote the terminal's
+// title and cleared the screen, a newline split the one-line error. (Octal escapes below:
+// they end after three digits, hex ones do not.)
+TEST(Printable, EscapesWhatATerminalActsOnAndKeepsTheRest) {
+  EXPECT_EQ(printable("plain name/with\\backslash"), "plain name/with\\backslash");
+  EXPECT_EQ(printable("a\033]0;pwned\007b"), "a\\x1b]0;pwned\\x07b");
+  EXPECT_EQ(printable("one\ntwo\rthree\tfour"), "one\\ntwo\\rthree\\tfour");
+  EXPECT_EQ(printable(std::string("nul\0del\177", 8)), "nul\\x00del\\x7f");
+  EXPECT_EQ(printable("csi\302\2332J"), "csi\\u009b2J") << "C1 controls in UTF-8";
+  EXPECT_EQ(printable("rtl\342\200\256evil"), "rtl\\u202eevil") << "bidirectional override";
+  EXPECT_EQ(printable("bad\x9b\xff"), "bad\\x9b\\xff") << "bytes that are not UTF-8";
+  EXPECT_EQ(printable("caf\xc3\xa9 \xe6\x97\xa5"), "caf\xc3\xa9 \xe6\x97\xa5")
+      << "valid UTF-8 passes";
+  const std::string once = printable("x\x1b[2J\n");
+  EXPECT_EQ(printable(once), once) << "idempotent: printing it again changes nothing";
+}
+
+TEST(Graph, ErrorsNamingANodeOrValueArePrintable) {
+  Graph g;
+  ValueId a = g.add_input("a\x1b[31m", DType::F32, {3});
+  ValueId b = g.add_input("b", DType::F32, {4});
+  EXPECT_EQ(error_of([&] {
+              g.add_node(ew(Mode::ADD, {a, b}, "evil\x1b[2J\nline"));
+            }),
+            "node 'evil\\x1b[2J\\nline' (Elemwise ADD): input shapes [3] and [4] do not broadcast");
+  EXPECT_EQ(error_of([&] { g.add_input("a\x1b[31m", DType::F32, {3}); }),
+            "value name 'a\\x1b[31m' is defined twice");
+}
+
 TEST(Graph, ReduceDimshuffleReshapeBroadcastConstantMatMulShapes) {
   Graph g;
   ValueId x = g.add_input("x", DType::F32, {2, 3, 4});

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "profiler/table_text.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/device_inputs.h"
 #include "runtime/io/onnx_import.h"
@@ -47,11 +48,11 @@ Runner make_runner(const CheckOptions& o, const Graph& g,
   settle(*r.session, r.in->views, o.settle_timeout, "checking as it is");
   for (const RegionRecord& rr : r.session->regions())
     if (rr.state == RegionState::Failed)
-      std::fprintf(stderr, "hotfuse-run: %s\n", rr.reason.c_str());
+      std::fprintf(stderr, "hotfuse-run: %s\n", printable(rr.reason).c_str());
   return r;
 }
 
-// "all, settled after 9 iterations: 1 regions swapped in, kernels 6 -> 1, on cpu, 2 threads"
+// "all, settled after 9 iterations: 1 region swapped in, kernels 6 -> 1, on cpu, 2 threads"
 // and, for adaptive, one line per region the session considered.
 std::string describe_plan(const Runner& r) {
   const Session& s = *r.session;
@@ -60,9 +61,9 @@ std::string describe_plan(const Runner& r) {
   std::string plan = std::string(policy_name(s.options().policy)) + ", settled after " +
                      std::to_string(s.iterations().size()) + " iterations: ";
   if (s.static_rewrites() > 0)
-    plan += std::to_string(s.static_rewrites()) + " static rewrites";
+    plan += count_of(s.static_rewrites(), "static rewrite");
   else
-    plan += std::to_string(swapped) + " regions swapped in";
+    plan += count_of(swapped, "region") + " swapped in";
   plan += ", kernels " + std::to_string(s.kernels_before()) + " -> " +
           std::to_string(s.kernels_now()) + ", on " + r.target->where() + "\n";
   if (s.options().policy == FusionPolicy::Adaptive)
@@ -156,7 +157,8 @@ int run_check(const CheckOptions& o) {
       std::printf("%s: PASS (%zu output%s; worst element within %.3g of its tolerance)\n",
                   set.c_str(), out.size(), out.size() == 1 ? "" : "s", worst);
     } else {
-      for (const std::string& p : problems) std::printf("%s: FAIL: %s\n", set.c_str(), p.c_str());
+      for (const std::string& p : problems)
+        std::printf("%s: FAIL: %s\n", set.c_str(), printable(p).c_str());
     }
   }
   std::printf("%d of %zu data sets passed\n", passed, sets.size());

@@ -7,9 +7,12 @@
 // Exit codes: 0 success, 2 bad input (file, graph, option), 1 internal error (including
 // fused results that do not match unfused ones).
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -17,15 +20,19 @@
 
 #include "dump/dump_dir.h"
 #include "dump/write_dump.h"
+#include "fusion/workdir.h"
 #include "profiler/step_times.h"
+#include "profiler/table_text.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/device_inputs.h"
 #include "runtime/exec/executor.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/onnx_import.h"
 #include "runtime/io/random_inputs.h"
+#include "runtime/io/secure_fs.h"
 #include "runtime/io/test_data.h"
 #include "runtime/ir/error.h"
+#include "runtime/ir/memory_cap.h"
 #include "session/backend_select.h"
 #include "session/run_target.h"
 #include "session/session.h"
@@ -98,11 +105,20 @@ SessionOptions session_options(const Options& o) {
   return so;
 }
 
+// Atomically (a temp file in its directory renamed over it): a full disk leaves the old
+// report or none, never a torn one, and a symlink at the name is replaced, never followed.
 void write_report(const std::string& path, const nlohmann::json& doc) {
-  std::ofstream f(path);
-  if (!f) throw Error("--report " + path + ": cannot write the file");
-  f << doc.dump(2) << "\n";
-  if (!f) throw Error("--report " + path + ": write error");
+  fsutil::write_output_file(path, doc.dump(2) + "\n", "--report");
+}
+
+// Every setting checked before the graph is read, a backend chosen or anything written
+// (docs/jit.md): one line naming the option or variable, exit code 2, nothing left behind.
+void check_configuration(const Options& o) {
+  fusion::check_jit_environment();  // MGB_JIT_KEEP_INTERM, MGB_JIT_BACKEND, MGB_JIT_WORKDIR
+  memory_cap_bytes();               // HOTFUSE_MAX_BYTES
+  if (!o.report.empty()) fsutil::check_output_file(o.report, "--report");
+  if (!o.dump.empty()) dump::DumpDir::check(o.dump, o.force, "--dump");
+  if (!o.save_outputs.empty()) dump::DumpDir::check(o.save_outputs, o.force, "--save-outputs");
 }
 
 // The one line that says what fusion did, after the outputs were checked end to end.
@@ -135,9 +151,33 @@ void print_summary(const Session& s, double worst) {
             << " bytes; " << checked << "\n";
 }
 
+// The graph, by its name (*.onnx: ONNX, *.json: a JSON graph) or else by its content (a
+// JSON graph starts with '{'); an error then says how the format was chosen.
+Graph read_graph_file(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (ext == ".onnx") return read_graph_onnx(path);
+  if (ext == ".json") return read_graph_json(path);
+  std::ifstream f(path, std::ios::binary);
+  char c = 0;
+  while (f.get(c) && std::isspace(static_cast<unsigned char>(c))) {
+  }
+  if (!f) return read_graph_json(path);  // missing, a directory, empty: its own message
+  const bool json = c == '{';
+  try {
+    return json ? read_graph_json(path) : read_graph_onnx(path);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) +
+                (json ? " (read as a JSON graph: it starts with '{')"
+                      : " (read as ONNX: it is not named *.json and does not start with '{')"));
+  }
+}
+
 // Every --fusion mode on either backend: a Session with the mode as its policy, run until
 // it settles, then --iters timed iterations; its outputs checked against the unfused plan.
 int run(const Options& o) {
+  check_configuration(o);
   if (!o.check.empty()) {
     // As a plain run: cuda without a device is exit 2, auto says which backend it picked.
     BackendChoice choice = choose_backend(o.backend);
@@ -154,22 +194,24 @@ int run(const Options& o) {
   }
   // Refused before the graph is read: a missing device costs nothing.
   BackendChoice choice = choose_backend(o.backend);
-  Graph g = is_onnx_path(o.graph) ? read_graph_onnx(o.graph) : read_graph_json(o.graph);
-  // Checked before anything runs: a refused directory costs nothing.
-  std::optional<dump::DumpDir> dump_dir;
-  if (!o.dump.empty()) dump_dir.emplace(o.dump, o.force);
-  std::optional<dump::DumpDir> save_dir;
-  if (!o.save_outputs.empty()) save_dir.emplace(save_outputs_dir(o.save_outputs, o.force));
+  Graph g = read_graph_file(o.graph);
   std::vector<HostTensor> inputs =
       o.inputs.empty() ? random_inputs(g, o.seed) : read_graph_inputs(g, o.inputs);
   if (!choice.line.empty()) std::cout << choice.line << "\n";
 
   SessionOptions so = session_options(o);
+  // The target (thread pool, JIT work directory, kernel cache) before any directory is
+  // created: what it refuses leaves nothing behind.
   std::unique_ptr<RunTarget> target =
       make_run_target(choice.cuda.get(), o.threads, so.policy != FusionPolicy::Off);
+  std::optional<dump::DumpDir> dump_dir;
+  if (!o.dump.empty()) dump_dir.emplace(o.dump, o.force);
+  std::optional<dump::DumpDir> save_dir;
+  if (!o.save_outputs.empty()) save_dir.emplace(save_outputs_dir(o.save_outputs, o.force));
   Backend& backend = target->backend();
-  std::cout << "graph '" << g.name << "' (" << o.graph << "): " << g.live_node_count() << " nodes; "
-            << target->where() << "; --fusion " << o.fusion << "\n";
+  std::cout << "graph '" << printable(g.name) << "' (" << printable(o.graph)
+            << "): " << g.live_node_count() << " nodes; " << target->where() << "; --fusion "
+            << o.fusion << "\n";
   const MachinePeak& machine = target->machine();
   std::printf("machine: %.1f GB/s, %.0f GFLOP/s, %.1f us per launch (%s)\n", machine.bandwidth_gbps,
               machine.gflops, machine.launch_us, machine.source.c_str());
@@ -181,7 +223,7 @@ int run(const Options& o) {
 
   auto print_events = [&] {
     for (const SessionEvent& e : session.take_events())
-      std::cout << "iter " << e.iteration << ": " << e.text << "\n";
+      std::cout << "iter " << e.iteration << ": " << printable(e.text) << "\n";
   };
   settle(session, in.views, o.settle_timeout, "measuring as it is", print_events);
   std::span<const TensorView> out;
@@ -201,7 +243,9 @@ int run(const Options& o) {
   if (!session.regions().empty()) std::cout << "\nregions:\n";
   for (const RegionRecord& r : session.regions())  // a failure was said once, as it happened
     std::cout << "  " << r.id << " " << r.kernel << " [" << region_state_name(r.state) << "] "
-              << (r.state == RegionState::Failed ? "its compile failed (above)" : r.reason) << "\n";
+              << (r.state == RegionState::Failed ? "its compile failed (above)"
+                                                 : printable(r.reason))
+              << "\n";
   target->print_device_profile(session, in.views, o.iters);
 
   // The session validated every swap; check the final outputs end to end as well.
@@ -213,13 +257,100 @@ int run(const Options& o) {
   print_summary(session, worst);
   nlohmann::json report = session_report(session, {o.graph, o.iters});
   if (!o.report.empty()) write_report(o.report, report);
+  if (save_dir) {  // what --save-outputs wrote, named
+    std::cout << "outputs: " << count_of(save_dir->written().size(), "file") << " in "
+              << printable(save_dir->path().string()) << " (";
+    for (size_t k = 0; k < save_dir->written().size(); ++k)
+      std::cout << (k ? ", " : "") << save_dir->written()[k] << " '"
+                << printable(g.value(g.outputs()[k]).name) << "'";
+    std::cout << ")\n";
+  }
   if (dump_dir) {
     for (const std::string& w : dump::write_session_dump(*dump_dir, session, report))
-      std::cerr << "hotfuse-run: " << w << "\n";
-    std::cout << "dump: " << dump_dir->written().size() << " files in " << dump_dir->path().string()
-              << "\n";
+      std::cerr << "hotfuse-run: " << printable(w) << "\n";
+    std::cout << "dump: " << count_of(dump_dir->written().size(), "file") << " in "
+              << dump_dir->path().string() << "\n";
   }
   return 0;
+}
+
+// An integer option in [lo, hi]. CLI11's Range said "Value abc not in range 1 to 1000000000"
+// for a value that is not a number at all.
+CLI::Validator integer_in(int64_t lo, int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        size_t used = 0;
+        long long v = 0;
+        try {
+          v = std::stoll(s, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used > 0 && used == s.size() && v >= lo && v <= hi) return "";
+        return "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+               ", got '" + s + "'";
+      },
+      "INT " + std::to_string(lo) + ".." + std::to_string(hi));
+}
+
+// A number option in [lo, hi].
+CLI::Validator number_in(double lo, double hi) {
+  auto text = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", v);
+    return std::string(b);
+  };
+  return CLI::Validator(
+      [=](std::string& s) -> std::string {
+        size_t used = 0;
+        double v = 0;
+        try {
+          v = std::stod(s, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used > 0 && used == s.size() && v >= lo && v <= hi) return "";
+        return "must be a number from " + text(lo) + " to " + text(hi) + ", got '" + s + "'";
+      },
+      "NUMBER " + text(lo) + ".." + text(hi));
+}
+
+// The edit distance between two option names, for "did you mean".
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// A misspelled option, named as such with the closest one: CLI11 said "The following
+// arguments were not expected: g.json --fusoin", naming the graph as the problem too.
+void check_option_names(const CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options())
+    for (const std::string& n : opt->get_lnames()) names.push_back(n);
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") return;  // what follows is not an option
+    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) continue;
+    std::string name =
+        arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2);
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    std::string best;
+    size_t best_d = std::max<size_t>(2, name.size() / 3) + 1;
+    for (const std::string& n : names)
+      if (size_t d = edit_distance(name, n); d < best_d) best_d = d, best = n;
+    throw CLI::ValidationError("unknown option --" + name +
+                               (best.empty() ? "" : " (did you mean --" + best + "?)"));
+  }
 }
 
 // A tolerance: a number >= 0 (CLI11's range check prints its bound in full).
@@ -255,7 +386,11 @@ void add_tensor_file_options(CLI::App& app, Options& o) {
       ->excludes(check);
 }
 
-void check_option_combinations(const Options& o) {
+void check_option_combinations(const CLI::App& app, const Options& o) {
+  if (o.check.empty() && (app.count("--atol") > 0 || app.count("--rtol") > 0))
+    throw CLI::ValidationError(
+        "--atol and --rtol are tolerances of --check DIR; without it "
+        "they would change nothing");
   if (o.graph.empty() == o.check.empty())
     throw CLI::ValidationError(o.check.empty() ? "GRAPH is required (or --check DIR)"
                                                : "GRAPH and --check DIR exclude each other");
@@ -274,12 +409,13 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"hotfuse-run: run a graph on random inputs, profile every operator, fuse"};
   app.add_option("GRAPH", o.graph,
-                 "graph file: native JSON (docs/graph-format.md) or ONNX, *.onnx (docs/onnx.md)");
+                 "graph file: ONNX, *.onnx (docs/onnx.md), or native JSON, *.json "
+                 "(docs/graph-format.md); another name: JSON if it starts with '{', else ONNX");
   app.add_option("--iters", o.iters, "timed iterations (adaptive: once settled)")
-      ->check(CLI::Range(1, 1000000000))
+      ->check(integer_in(1, 1000000000))
       ->capture_default_str();
   app.add_option("--warmup", o.warmup, "untimed iterations first (and at least 0.2 s)")
-      ->check(CLI::Range(0, 1000000000))
+      ->check(integer_in(0, 1000000000))
       ->capture_default_str();
   app.add_option("--backend", o.backend, "where to run: auto picks cuda when a GPU is present")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
@@ -293,25 +429,25 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--profile-iters", o.profile_iters,
                  "adaptive: unfused iterations profiled before choosing regions")
-      ->check(CLI::Range(1, 1000000))
+      ->check(integer_in(1, 1000000))
       ->capture_default_str();
   app.add_option("--reprofile-iters", o.reprofile_iters,
                  "adaptive: fused iterations timed after a swap before keeping it")
-      ->check(CLI::Range(1, 1000000))
+      ->check(integer_in(1, 1000000))
       ->capture_default_str();
   app.add_option("--min-saving", o.min_saving,
                  "adaptive: fuse a region only if it saves at least this percent of an iteration")
-      ->check(CLI::Range(0.0, 100.0))
+      ->check(number_in(0, 100))
       ->capture_default_str();
   app.add_option("--expected-iters", o.expected_iters,
                  "adaptive: iterations a compile must pay for itself within")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 62))
+      ->check(integer_in(1, int64_t{1} << 62))
       ->capture_default_str();
   app.add_flag("--sync-compile", o.sync_compile,
                "adaptive: wait for compiles instead of running on meanwhile (deterministic)");
   app.add_option("--settle-timeout", o.settle_timeout,
                  "adaptive: seconds to wait for compiles and swaps before timing --iters")
-      ->check(CLI::Range(0.0, 1e9))
+      ->check(number_in(0, 1e9))
       ->capture_default_str();
   app.add_option("--report", o.report, "write a JSON summary (docs/report.md) to this file");
   app.add_option("--dump", o.dump,
@@ -334,27 +470,29 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--threads", o.threads,
                  "CPU threads (0: HOTFUSE_NUM_THREADS, else all hardware threads)")
-      ->check(CLI::Range(0, 1024))
+      ->check(integer_in(0, 1024))
       ->capture_default_str();
   try {
+    check_option_names(app, argc, argv);
     app.parse(argc, argv);
-    check_option_combinations(o);
+    check_option_combinations(app, o);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "hotfuse-run: " << e.what() << " (see --help)\n";
+    std::cerr << "hotfuse-run: " << printable(e.what()) << " (see --help)\n";
     return 2;
   }
   try {
     return run(o);
   } catch (const hf::Error& e) {
-    std::cerr << "hotfuse-run: " << e.what() << "\n";
+    std::cerr << "hotfuse-run: " << printable(e.what()) << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
-    std::cerr << "hotfuse-run: out of memory while planning or running " << o.graph << "\n";
+    std::cerr << "hotfuse-run: out of memory while planning or running " << printable(o.graph)
+              << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "hotfuse-run: internal error: " << e.what() << "\n";
+    std::cerr << "hotfuse-run: internal error: " << printable(e.what()) << "\n";
     return 1;
   }
 }

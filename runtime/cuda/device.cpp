@@ -14,11 +14,14 @@ DeviceStatus probe() {
   if (e != cudaSuccess) {
     cudaGetLastError();
     s.reason = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
-    // cudart reports a missing driver as "insufficient": say which it is.
-    if (void* h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL))
+    // cudart reports a missing driver as "driver version is insufficient", which reads as
+    // if a driver were there: say it once, in plain words.
+    if (void* h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
       dlclose(h);
-    else
-      s.reason += " (libcuda.so.1 cannot be loaded: no NVIDIA driver on this machine)";
+    } else {
+      s.no_driver = true;
+      s.reason = "no NVIDIA driver on this machine: libcuda.so.1 cannot be loaded";
+    }
     return s;
   }
   if (count == 0) {

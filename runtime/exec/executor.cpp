@@ -20,13 +20,13 @@ std::span<const TensorView> Executor::run(std::span<const TensorView> inputs,
                                           StepObserver* observer) {
   const auto& ids = graph_.inputs();
   if (inputs.size() != ids.size())
-    throw Error("graph '" + graph_.name + "' takes " + std::to_string(ids.size()) +
+    throw Error("graph '" + printable(graph_.name) + "' takes " + std::to_string(ids.size()) +
                 " inputs, got " + std::to_string(inputs.size()));
   for (size_t i = 0; i < ids.size(); ++i) {
     const Value& v = graph_.value(ids[i]);
     const TensorView& t = inputs[i];
     if (t.dtype != v.dtype || t.shape != v.shape || !t.is_contiguous())
-      throw Error("input '" + v.name + "' must be a contiguous " +
+      throw Error("input '" + printable(v.name) + "' must be a contiguous " +
                   std::string(dtype_name(v.dtype)) + to_string(v.shape) + " tensor, got " +
                   std::string(dtype_name(t.dtype)) + to_string(t.shape));
     plan_.bind_input(i, t.data);

@@ -38,7 +38,7 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
   for (ValueId v : observe) {
     if (v < 0 || static_cast<size_t>(v) >= nv || g.value(v).producer == kNoNode ||
         g.node(g.value(v).producer).dead)
-      throw Error("graph '" + g.name + "': cannot observe value " + std::to_string(v) +
+      throw Error("graph '" + printable(g.name) + "': cannot observe value " + std::to_string(v) +
                   ": not computed by a live node");
     last_use[v] = kForever;
   }
@@ -119,7 +119,7 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
 
   size_t total = 0;
   for (const Buf& b : bufs) total += b.bytes;
-  check_memory_cap(total, "graph '" + g.name + "': the planned buffers");
+  check_memory_cap(total, "graph '" + printable(g.name) + "': the planned buffers");
   auto view_of = [&](ValueId v) {
     const Value& val = g.value(v);
     void* p = buf_of[v] >= 0 ? bufs[buf_of[v]].ptr : nullptr;

@@ -169,18 +169,19 @@ Graph parse_graph_json(const std::string& text, const std::string& origin) {
     std::string what = e.what();
     size_t at = what.find("parse error ");
     what = at == std::string::npos ? what : what.substr(at + 12);
-    throw Error(origin + ": malformed JSON " + what);
+    throw Error(printable(origin + ": malformed JSON " + what));
   } catch (const json::exception& e) {
     // A number too large for a double (found by fuzz/fuzz_graph_json), and the like.
-    throw Error(origin + ": malformed JSON: " + e.what());
+    throw Error(printable(origin + ": malformed JSON: " + e.what()));
   }
   try {
     return build(doc);
   } catch (const Error& e) {
-    throw Error(origin + ": " + e.what());
+    // Names from the file reach the message: one printable line (runtime/ir/error.h).
+    throw Error(printable(origin + ": " + e.what()));
   } catch (const json::exception& e) {
     // A type the reader did not check (found by fuzz/fuzz_graph_json): still one clear line.
-    throw Error(origin + ": invalid graph: " + e.what());
+    throw Error(printable(origin + ": invalid graph: " + e.what()));
   }
 }
 

@@ -416,11 +416,12 @@ Graph import_model(const onnx_detail::pb::ModelProto& model, const std::string& 
     if (g.name.empty()) g.name = std::filesystem::path(origin).stem().string();
     return g;
   } catch (const Error& e) {
-    throw Error(origin + ": " + e.what());
+    // Names from the model reach the message: one printable line (runtime/ir/error.h).
+    throw Error(printable(origin + ": " + e.what()));
   } catch (const std::bad_alloc&) {
-    throw Error(origin + ": out of memory while importing");
+    throw Error(printable(origin) + ": out of memory while importing");
   } catch (const std::exception& e) {
-    throw Error(origin + ": internal error while importing: " + e.what());
+    throw Error(printable(origin + ": internal error while importing: " + e.what()));
   }
 }
 

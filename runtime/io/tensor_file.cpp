@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "runtime/io/onnx_internal.h"
+#include "runtime/ir/error.h"
 #include "runtime/ops/half.h"
 
 namespace hf {
@@ -72,7 +73,7 @@ NamedTensor parse_tensor_file(const std::string& bytes, const std::string& origi
     ConstTensor c = decode_tensor(proto, {});
     return {proto.name(), to_host(c, *t), uint16};
   } catch (const Error& e) {
-    throw Error(origin + ": " + e.what());
+    throw Error(printable(origin + ": " + e.what()));
   } catch (const std::bad_alloc&) {
     throw Error(origin + ": out of memory while reading the tensor");
   }

@@ -12,7 +12,7 @@
 namespace hf {
 
 std::string describe(const Node& n) {
-  std::string s = "node '" + n.name + "' (" + std::string(op_type_name(n.op));
+  std::string s = "node '" + printable(n.name) + "' (" + std::string(op_type_name(n.op));
   if (n.op == OpType::Elemwise) s += std::string(" ") + mode_info(n.mode).name;
   return s + ")";
 }
@@ -69,15 +69,19 @@ std::vector<double> Node::attr_floats(const std::string& key) const {
 
 ValueId Graph::new_value(Value v) {
   if (v.name.empty()) v.name = "v" + std::to_string(values_.size());
-  if (by_name_.count(v.name)) throw Error("value name '" + v.name + "' is defined twice");
+  if (by_name_.count(v.name))
+    throw Error("value name '" + printable(v.name) + "' is defined twice");
   if (v.shape.size() > kMaxRank)
-    throw Error("value '" + v.name + "' has rank " + std::to_string(v.shape.size()) +
+    throw Error("value '" + printable(v.name) + "' has rank " + std::to_string(v.shape.size()) +
                 ", more than the supported " + std::to_string(kMaxRank));
   for (int64_t d : v.shape)
-    if (d < 0) throw Error("value '" + v.name + "' has a negative dimension " + to_string(v.shape));
+    if (d < 0)
+      throw Error("value '" + printable(v.name) + "' has a negative dimension " +
+                  to_string(v.shape));
   // Node outputs were checked naming their node (infer_outputs); this catches inputs.
   if (!numel_within(v.shape))
-    throw Error("value '" + v.name + "' " + to_string(v.shape) + " has more than 2^40 elements");
+    throw Error("value '" + printable(v.name) + "' " + to_string(v.shape) +
+                " has more than 2^40 elements");
   ValueId id = static_cast<ValueId>(values_.size());
   by_name_[v.name] = id;
   values_.push_back(std::move(v));
@@ -116,7 +120,7 @@ void check_init(const std::string& name, DType t, const InitRange& r) {
     return std::string(buf);
   };
   if (!(r.lo < r.hi) || !(r.lo >= min) || !(r.hi <= max))
-    throw Error("value '" + name + "': init [" + number(r.lo) + ", " + number(r.hi) +
+    throw Error("value '" + printable(name) + "': init [" + number(r.lo) + ", " + number(r.hi) +
                 "] must be [lo, hi] with lo < hi, within [" + number(min) + ", " + number(max) +
                 "] for " + std::string(dtype_name(t)));
 }
@@ -206,7 +210,7 @@ std::vector<NodeId> Graph::topo_order() const {
       if (--pending[u] == 0) ready.insert(u);
   }
   if (static_cast<int>(order.size()) != live_node_count())
-    throw Error("graph '" + name + "' has a cycle");
+    throw Error("graph '" + printable(name) + "' has a cycle");
   return order;
 }
 

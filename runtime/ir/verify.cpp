@@ -9,7 +9,8 @@ namespace hf {
 void verify(const Graph& g) {
   std::set<std::string> names;
   for (const Value& v : g.values())
-    if (!names.insert(v.name).second) throw Error("value name '" + v.name + "' is defined twice");
+    if (!names.insert(v.name).second)
+      throw Error("value name '" + printable(v.name) + "' is defined twice");
   std::vector<NodeId> order = g.topo_order();  // throws on a cycle
   std::vector<bool> defined(g.values().size(), false);
   for (ValueId v : g.inputs()) defined[v] = true;
@@ -28,17 +29,18 @@ void verify(const Graph& g) {
     for (size_t i = 0; i < out.size(); ++i) {
       const Value& v = g.value(n.outputs[i]);
       if (v.dtype != out[i].dtype || v.shape != out[i].shape)
-        throw Error(describe(n) + ": output '" + v.name + "' is " +
+        throw Error(describe(n) + ": output '" + printable(v.name) + "' is " +
                     std::string(dtype_name(v.dtype)) + to_string(v.shape) + ", its op gives " +
                     std::string(dtype_name(out[i].dtype)) + to_string(out[i].shape));
       if (v.producer != id)
-        throw Error(describe(n) + ": output '" + v.name + "' names another producer");
+        throw Error(describe(n) + ": output '" + printable(v.name) + "' names another producer");
       defined[n.outputs[i]] = true;
     }
   }
-  if (g.outputs().empty()) throw Error("graph '" + g.name + "' has no outputs");
+  if (g.outputs().empty()) throw Error("graph '" + printable(g.name) + "' has no outputs");
   for (ValueId v : g.outputs())
-    if (!defined[v]) throw Error("graph output '" + g.value(v).name + "' is never computed");
+    if (!defined[v])
+      throw Error("graph output '" + printable(g.value(v).name) + "' is never computed");
 }
 
 }  // namespace hf
