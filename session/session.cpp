@@ -305,7 +305,7 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
       phase_ = Phase::Validating;
     } else if (worker_->pending() == 0) {
       phase_ = Phase::Steady;
-      event("steady: " + std::to_string(kept().size()) + " fused kernels, " +
+      event("steady: " + count_of(kept().size(), "fused kernel") + ", " +
             std::to_string(kernels_before_) + " -> " + std::to_string(current_->steps()) +
             " launches");
     }
@@ -343,9 +343,8 @@ void Session::end_profiling() {
   times_.reset();
 
   const double iteration_s = median_ms(Phase::Profiling) * 1e-3;
-  std::string head = "profiled " + std::to_string(options_.profile_iters) + " iterations (median " +
-                     fmt_ms(iteration_s * 1e3) + ", " + std::to_string(kernels_before_) +
-                     " kernels): ";
+  std::string head = "profiled " + count_of(options_.profile_iters, "iteration") + " (median " +
+                     fmt_ms(iteration_s * 1e3) + ", " + count_of(kernels_before_, "kernel") + "): ";
   if (options_.policy == FusionPolicy::Static) {
     static_graph_ = std::make_unique<Graph>(graph_);
     static_rewrites_ = fusion::apply_static_patterns(*static_graph_);
@@ -405,9 +404,9 @@ void Session::end_profiling() {
     jobs.push_back({static_cast<int>(r), k.spec, kernel_origin(graph_, kernels_[r].nodes),
                     rec.selection.saving_s});
   }
-  head += std::to_string(regions_.size()) + " fusible regions, ";
+  head += count_of(regions_.size(), "fusible region") + ", ";
   if (!epilogues.empty()) {
-    head += std::to_string(epilogues.size()) + " epilogues selected (no compile), ";
+    head += count_of(epilogues.size(), "epilogue") + " selected (no compile), ";
     ready_.insert(ready_.end(), epilogues.begin(), epilogues.end());
     if (jobs.empty()) {
       event(head + "validating them");
@@ -625,7 +624,7 @@ void Session::end_reprofiling() {
           fmt_ms(median_ms(Phase::Profiling)) + " -> " + fmt_ms(median_ms(Phase::Reprofiling)) +
           " per iteration");
   else
-    event("re-profiled: " + std::to_string(kept().size()) + " fused kernels kept, their regions " +
+    event("re-profiled: " + count_of(kept().size(), "fused kernel") + " kept, their regions " +
           fmt_ms(before * 1e3) + " -> " + fmt_ms(after * 1e3) + " per iteration");
   phase_ = Phase::Compiling;  // run() settles to steady when nothing is left
 }
