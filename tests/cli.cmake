@@ -24,6 +24,9 @@ foreach(ex ${HF_EXAMPLES})
       FAIL_REGULAR_EXPRESSION "internal error|failed to compile")
   endforeach()
 endforeach()
+add_test(NAME cli_long_chain
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_long_chain.sh $<TARGET_FILE:hotfuse-run>)
+set_tests_properties(cli_long_chain PROPERTIES ENVIRONMENT "${HF_TEST_ENV}" TIMEOUT 60)
 add_test(NAME cli_report
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_report.sh $<TARGET_FILE:hotfuse-run>
                  ${PROJECT_SOURCE_DIR})

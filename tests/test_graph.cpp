@@ -205,6 +205,31 @@ struct FakeSpec : FusedSignature {
   std::vector<NodeId> nodes;
 };
 
+TEST(Graph, ConsumersAreTheLiveReadersInIdOrderOnceEach) {
+  Diamond d;  // a -> relu -> r; exp(r); add(r, exp)
+  EXPECT_EQ(d.g.consumers(d.a), std::vector<NodeId>{d.relu});
+  EXPECT_EQ(d.g.consumers(d.r), (std::vector<NodeId>{d.exp, d.add}));
+  Node fused;
+  fused.op = OpType::Fused;
+  fused.name = "fused";
+  auto spec = std::make_shared<FakeSpec>();
+  spec->outs = {{DType::F32, {8}}, {DType::F32, {8}}};
+  fused.payload = spec;
+  NodeId f = d.g.replace_nodes({d.relu, d.exp}, fused);  // reads a; add now reads its outputs
+  EXPECT_EQ(d.g.consumers(d.a), std::vector<NodeId>{f});
+  for (ValueId v : d.g.node(f).outputs) EXPECT_EQ(d.g.consumers(v), std::vector<NodeId>{d.add});
+  // A node reading one value twice is listed once.
+  Graph g;
+  ValueId x = g.add_input("x", DType::F32, {4});
+  Node sq;
+  sq.name = "sq";
+  sq.op = OpType::Elemwise;
+  sq.mode = Mode::MUL;
+  sq.inputs = {x, x};
+  g.add_node(sq);
+  EXPECT_EQ(g.consumers(x).size(), 1u);
+}
+
 TEST(Graph, ReplaceNodesComputesLiveInsAndLiveOuts) {
   Diamond d;
   Node fused;

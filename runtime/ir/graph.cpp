@@ -85,6 +85,7 @@ ValueId Graph::new_value(Value v) {
   ValueId id = static_cast<ValueId>(values_.size());
   by_name_[v.name] = id;
   values_.push_back(std::move(v));
+  readers_.emplace_back();
   return id;
 }
 
@@ -153,6 +154,7 @@ std::vector<ValueId> Graph::add_node(Node node, std::vector<std::string> output_
         output_names.empty() ? node.name + ":" + std::to_string(i) : std::move(output_names[i]);
     node.outputs.push_back(new_value(Value{vname, out_types[i].dtype, out_types[i].shape, id, {}}));
   }
+  note_reader(id, node.inputs);
   nodes_.push_back(std::move(node));
   return nodes_.back().outputs;
 }
@@ -169,13 +171,15 @@ std::optional<ValueId> Graph::find_value(const std::string& n) const {
   return it->second;
 }
 
+void Graph::note_reader(NodeId id, const std::vector<ValueId>& inputs) {
+  for (ValueId v : inputs)
+    if (readers_[v].empty() || readers_[v].back() != id) readers_[v].push_back(id);
+}
+
 std::vector<NodeId> Graph::consumers(ValueId v) const {
   std::vector<NodeId> out;
-  for (const Node& n : nodes_) {
-    if (n.dead) continue;
-    if (std::find(n.inputs.begin(), n.inputs.end(), v) != n.inputs.end())
-      out.push_back(static_cast<NodeId>(&n - nodes_.data()));
-  }
+  for (NodeId n : readers_.at(v))
+    if (!nodes_[n].dead) out.push_back(n);
   return out;
 }
 
@@ -266,6 +270,7 @@ NodeId Graph::replace_nodes(const std::vector<NodeId>& region, Node replacement)
   replacement.outputs = live_out;
   for (NodeId n : in_region) nodes_[n].dead = true;
   for (ValueId v : live_out) values_[v].producer = id;
+  note_reader(id, replacement.inputs);
   nodes_.push_back(std::move(replacement));
   return id;
 }
