@@ -75,7 +75,8 @@ RegionKernel build_epilogue(const Graph& g, const Region& r) {
   k.outputs = {step_out.back()};
   for (ValueId v : k.live_ins) k.live_in_types.push_back({g.value(v).dtype, g.value(v).shape});
   k.output_types = e->output_types(k.live_in_types);
-  k.flops = e->flops(k.live_in_types);
+  for (NodeId id : r.nodes) e->total_flops += node_flops(g, g.node(id));
+  k.flops = e->total_flops;
   k.epilogue = std::move(e);
   return k;
 }

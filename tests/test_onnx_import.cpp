@@ -106,7 +106,7 @@ std::vector<Result> run(const Graph& g, const std::vector<HostTensor>& in) {
   std::vector<Result> res;
   for (const TensorView& t : out) {
     Result r{t.dtype, t.shape, {}};
-    for (int64_t i = 0; i < t.numel(); ++i) r.v.push_back(element_as_double(t, i));
+    for (int64_t i = 0; i < t.numel(); ++i) r.v.push_back(load_double(t, i));
     res.push_back(std::move(r));
   }
   return res;

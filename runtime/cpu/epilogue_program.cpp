@@ -36,13 +36,6 @@ struct Instr {
 
 }  // namespace
 
-void for_each_block(int64_t numel, ThreadPool& pool, const OnBlock& on_block) {
-  if (!on_block || numel <= 0) return;
-  pool.parallel_for(numel, 16384, [&](int64_t b, int64_t e) {
-    on_block(OutBlock{b, 1, e - b, 0});
-  });
-}
-
 // Slots: 0 the output chunk (in place), 1..operands, then literals, then one per step but
 // the last (which writes slot 0).
 struct EpilogueProgram::Impl {

@@ -30,15 +30,11 @@ Tolerance graph_output_tolerance(DType t) {
   }
 }
 
-double element_as_double(const TensorView& t, int64_t i) {
-  return load_double(t, i);
-}
-
 Mismatch compare(const TensorView& e, const TensorView& a, Tolerance tol) {
   Mismatch worst;
   double worst_excess = 0;
   for (int64_t i = 0; i < e.numel(); ++i) {
-    double x = element_as_double(e, i), y = element_as_double(a, i);
+    double x = load_double(e, i), y = load_double(a, i);
     if (std::isnan(x) && std::isnan(y)) continue;
     if (std::isinf(x) && x == y) continue;
     double diff = std::fabs(x - y);

@@ -31,7 +31,4 @@ struct Mismatch {
 // sign. Both tensors contiguous, same dtype and shape.
 Mismatch compare(const TensorView& expected, const TensorView& actual, Tolerance tol);
 
-// Element i of a contiguous tensor as double (f16/bf16 widened, bool 0/1).
-double element_as_double(const TensorView& t, int64_t i);
-
 }  // namespace hf

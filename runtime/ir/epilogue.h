@@ -35,6 +35,7 @@ struct HeavyEpilogue : FusedSignature {
   std::vector<int> heavy_inputs;  // the Fused node's input feeding each heavy op input
   std::vector<EpilogueStep> steps;
   std::vector<NodeId> nodes;  // every node replaced, heavy op and literals included
+  double total_flops = 0;     // of the replaced nodes (build_epilogue counts them)
 
   // The heavy op's output type; throws hf::Error when an input or a step does not fit.
   std::vector<ValueType> output_types(const std::vector<ValueType>& inputs) const override;

@@ -15,7 +15,9 @@ std::vector<HostTensor> reference_run(const Graph& g, const std::vector<HostTens
 
 using ::hf::Mismatch;
 
-inline double element(const TensorView& t, int64_t i) { return element_as_double(t, i); }
+inline double element(const TensorView& t, int64_t i) {
+  return load_double(t, i);
+}
 
 // |a - e| <= atol + rtol * |e|, NaN matches NaN, infinities match in sign.
 inline Mismatch compare(const TensorView& expected, const TensorView& actual, double rtol,
