@@ -24,6 +24,30 @@ add_test(NAME cli_check_adaptive
 set_tests_properties(cli_check cli_check_adaptive PROPERTIES
   ENVIRONMENT "${HF_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 300)
 
+# The node tests of a current ONNX release, at its newest opsets (Debian's data above stops
+# at opset 17): tests/onnx_node_suite.py writes them with PyPI onnx from the test venv
+# (tools/test-venv.sh, which tools/test.sh runs; about 5 s), then one summary each under
+# --fusion off and all, with their own list of known disagreements. Skipped with the reason
+# when the venv is missing (no PyPI).
+set(HF_TEST_VENV ${PROJECT_BINARY_DIR}/test-venv CACHE PATH
+    "venv with the PyPI test tooling (tools/test-venv.sh)")
+set(HF_ONNX_CURRENT ${PROJECT_BINARY_DIR}/onnx-current)
+add_test(NAME onnx_current_generate
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/onnx_current.sh generate ${HF_TEST_VENV}
+                 ${HF_ONNX_CURRENT})
+set_tests_properties(onnx_current_generate PROPERTIES
+  FIXTURES_SETUP onnx_current SKIP_RETURN_CODE 77 TIMEOUT 300)
+foreach(level off all)
+  add_test(NAME onnx_summary_current_${level}
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/onnx_current.sh summary ${HF_ONNX_CURRENT}
+                   $<TARGET_FILE:hotfuse-run>
+                   ${CMAKE_CURRENT_SOURCE_DIR}/onnx_conformance_known_current.txt
+                   --fusion ${level} --threads 1 --backend cpu)
+  set_tests_properties(onnx_summary_current_${level} PROPERTIES
+    FIXTURES_REQUIRED onnx_current ENVIRONMENT "${HF_TEST_ENV}" LABELS onnx_conformance
+    SKIP_RETURN_CODE 77 TIMEOUT 1200)
+endforeach()
+
 if(NOT IS_DIRECTORY "${HF_ONNX_TESTDATA}/node")
   message(STATUS "ONNX conformance tests: ${HF_ONNX_TESTDATA}/node not found (install "
                  "libonnx-testdata); not added")

@@ -9,6 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/build.sh
+# PyPI test tooling (the current ONNX node suite); without PyPI those tests skip, saying so.
+tools/test-venv.sh build/test-venv || true
 ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
 
 sanitized_tree() {  # <dir> <sanitizers>

@@ -20,7 +20,7 @@ namespace onnx_detail {
 namespace fs = std::filesystem;
 
 constexpr int kMinOpset = 7;
-constexpr int kMaxOpset = 17;
+constexpr int kMaxOpset = 28;
 
 // --- OnnxNode: attribute access -----------------------------------------------------------
 

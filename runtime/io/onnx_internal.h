@@ -7,6 +7,8 @@
 //   onnx_fold.cpp    constant folding (shape subgraphs and small constant math)
 //   onnx_lower.cpp   ONNX ops lowered to hotfuse graph nodes
 //   onnx_lower_nn.cpp  Conv, pooling, Concat/Slice/Gather/Split on run-time data
+//   onnx_lower_norm.cpp  LayerNormalization, BatchNormalization, GroupNormalization,
+//   RMSNormalization
 #pragma once
 #include <onnx/onnx_pb.h>
 
@@ -184,13 +186,21 @@ class Importer {
   void lower_variadic(Mode m);
   void lower_reduce(const char* mode);
   void lower_softmax(bool log);
+  // normalisations (onnx_lower_norm.cpp)
+  struct Standardized {
+    ValueId y, mean, inv_std;
+  };
+  Standardized standardize(ValueId x, const std::vector<int64_t>& axes, double eps);
   void lower_layernorm();
   void lower_batchnorm();
+  void lower_groupnorm();
+  void lower_rmsnorm();
   void lower_matmul();
   void lower_gemm();
   void lower_clip();
   void lower_div();
   void lower_mod();
+  void lower_gelu();
   void lower_pow();
   void lower_round();
   void lower_cast(int32_t to);

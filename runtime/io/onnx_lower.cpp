@@ -5,6 +5,7 @@
 // a run-time op reads are materialised as Constant nodes.
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "runtime/io/onnx_internal.h"
 #include "runtime/ir/constant.h"
@@ -286,13 +287,33 @@ void Importer::lower_mod() {
   ValueId a = rt(0), b = rt(1);
   DType t = dtype_of(a);
   int64_t fmod = cur_->attr_int("fmod", 0);
-  if (is_float(t) && fmod != 1) throw Error("fmod must be 1 for float inputs");
+  // Float inputs take fmod=0 (a floored modulo) from opset 28 on.
+  if (is_float(t) && fmod != 1 && cur_->opset < 28)
+    throw Error("fmod must be 1 for float inputs before opset 28");
   ValueId r = ew(Mode::MOD, {a, b});
-  if (fmod == 1 || t == DType::U8 || is_float(t) || dtype_of(b) != t) return set_rt(0, r);
+  if (fmod == 1 || t == DType::U8 || dtype_of(b) != t) return set_rt(0, r);
   // Python's modulo has the sign of the divisor: add b where r and b have opposite signs.
   ValueId opposite =
       ew(Mode::LT, {ew(Mode::MUL, {ew(Mode::SIGN, {r}), ew(Mode::SIGN, {b})}), scalar(t, 0)});
+  if (is_float(t))  // a select, not r + 0 * b: b may be infinite
+    return set_rt(0, where(opposite, ew(Mode::ADD, {r, b}), r));
   set_rt(0, ew(Mode::ADD, {r, ew(Mode::MUL, {cvt(opposite, t), b})}));
+}
+
+// Opset 20: approximate="none" is the erf form (the GELU mode), "tanh" the tanh form
+// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+void Importer::lower_gelu() {
+  ValueId x = rt(0);
+  DType t = dtype_of(x);
+  if (!is_float(t)) throw Error("needs a float input");
+  std::string approx = cur_->attr_str("approximate", "none");
+  if (approx == "none") return set_rt(0, ew(Mode::GELU, {x}));
+  if (approx != "tanh") throw Error("approximate must be 'none' or 'tanh', not '" + approx + "'");
+  auto s = [&](double v) { return scalar(t, v); };
+  ValueId inner =
+      ew(Mode::FUSE_MUL_ADD3, {ew(Mode::MUL, {ew(Mode::SQUARE, {x}), x}), s(0.044715), x});
+  ValueId th = ew(Mode::TANH, {ew(Mode::MUL, {inner, s(std::sqrt(2.0 / M_PI))})});
+  set_rt(0, ew(Mode::MUL, {ew(Mode::MUL, {x, s(0.5)}), ew(Mode::ADD, {th, s(1)})}));
 }
 
 void Importer::lower_pow() {
@@ -384,13 +405,54 @@ void Importer::lower_dropout() {
 void Importer::lower_reduce(const char* mode) {
   ValueId x = rt(0);
   const std::string& op = cur_->op();
-  bool from_input = op == "ReduceSum" && cur_->opset >= 13;
+  // The axes moved from an attribute to an input: ReduceSum's at opset 13, the others' at 18.
+  bool from_input = cur_->opset >= (op == "ReduceSum" ? 13 : 18);
+  if (from_input && cur_->has_attr("axes"))
+    throw Error("attribute 'axes' is an input from opset " +
+                std::to_string(op == "ReduceSum" ? 13 : 18) + " on");
   std::optional<std::vector<int64_t>> axes = axes_arg(from_input ? 1 : -1, "axes");
   bool keep = cur_->attr_int("keepdims", 1) != 0;
   if ((!axes || axes->empty()) && from_input && cur_->attr_int("noop_with_empty_axes", 0) != 0)
     return alias(0, 0);
   std::vector<int64_t> ax = axes ? *axes : std::vector<int64_t>{};
   std::string m = mode;
+  if (m == "MAX" || m == "MIN" || m == "LOGSUMEXP") {
+    // Over an empty set (opset 18) these give their identity: -inf / +inf, or the type's
+    // lowest / highest value (BOOL: false / true).
+    const Shape& xs = shape_of(x);
+    int rank = static_cast<int>(xs.size());
+    std::vector<bool> reduced(rank, ax.empty());
+    for (int64_t a : ax) reduced[norm_axis(a, rank, "axes entry")] = true;
+    Shape out;
+    bool empty = false;
+    for (int d = 0; d < rank; ++d) {
+      empty |= reduced[d] && xs[d] == 0;
+      if (!reduced[d] || keep) out.push_back(reduced[d] ? 1 : xs[d]);
+    }
+    if (empty) {
+      ConstTensor id = make_const(elem(0), {});
+      double inf = std::numeric_limits<double>::infinity();
+      bool high = m == "MIN";
+      if (id.floating()) {
+        id.f = {high ? inf : -inf};
+      } else {
+        DType t = dtype_of(x);
+        int64_t hi = t == DType::Bool  ? 1
+                     : t == DType::U8  ? 255
+                     : t == DType::I32 ? INT32_MAX
+                                       : INT64_MAX;
+        int64_t lo = t == DType::Bool || t == DType::U8 ? 0
+                     : t == DType::I32                  ? INT32_MIN
+                                                        : INT64_MIN;
+        id.i = {high ? hi : lo};
+      }
+      return set_rt(0, splat(id, out, "empty_" + m));
+    }
+  }
+  if (dtype_of(x) == DType::Bool) {  // opset 20: ReduceMax is "any", ReduceMin "all"
+    if (m != "MAX" && m != "MIN") throw Error("cannot reduce BOOL with " + op);
+    return set_rt(0, cvt(reduce(cvt(x, DType::U8), mode, ax, keep), DType::Bool));
+  }
   if (m == "L1") return set_rt(0, reduce(ew(Mode::ABS, {x}), "SUM", ax, keep));
   if (m == "L2") return set_rt(0, ew(Mode::SQRT, {reduce(x, "SUM_SQR", ax, keep)}));
   if (m == "LOGSUM") return set_rt(0, ew(Mode::LOG, {reduce(x, "SUM", ax, keep)}));
@@ -418,70 +480,6 @@ void Importer::lower_softmax(bool log) {
   ValueId e = ew(Mode::EXP, {d});
   ValueId s = reduce(e, "SUM", axes, true);
   set_rt(0, log ? ew(Mode::SUB, {d, ew(Mode::LOG, {s})}) : ew(Mode::TRUE_DIV, {e, s}));
-}
-
-// ONNX's own function body: Mean = ReduceMean(X), D = X - Mean, Var = ReduceMean(D * D),
-// InvStdDev = 1 / Sqrt(Var + epsilon), Y = D * InvStdDev * Scale + B, over the axes from
-// `axis` on, computed in f32 for f16/bf16 inputs (stash_type 1).
-void Importer::lower_layernorm() {
-  ValueId X = rt(0);
-  DType t = dtype_of(X);
-  if (!is_float(t)) throw Error("needs a float input");
-  int rank = static_cast<int>(shape_of(X).size());
-  int ax = norm_axis(cur_->attr_int("axis", -1), rank, "axis");
-  std::vector<int64_t> axes;
-  for (int a = ax; a < rank; ++a) axes.push_back(a);
-  DType c = cur_->attr_int("stash_type", 1) == 1 ? DType::F32 : t;
-  double eps = cur_->attr_float("epsilon", 1e-5);
-  ValueId x = cvt(X, c);
-  ValueId mean = reduce(x, "MEAN", axes, true);
-  ValueId d = ew(Mode::SUB, {x, mean});
-  ValueId var = reduce(ew(Mode::SQUARE, {d}), "MEAN", axes, true);
-  ValueId inv =
-      op1(OpType::PowC, {{"exponent", -0.5}}, ew(Mode::ADD, {var, scalar(c, eps)}), "inv_std");
-  ValueId y = ew(Mode::MUL, {ew(Mode::MUL, {d, inv}), cvt(rt(1), c)}, "scale");
-  if (cur_->has_input(2)) y = ew(Mode::ADD, {y, cvt(rt(2), c)}, "bias");
-  set_rt(0, cvt(y, t));
-  set_rt(1, mean);
-  set_rt(2, inv);
-}
-
-// Inference: Y = (X - mean) / sqrt(var + epsilon) * scale + B per channel (axis 1). With
-// constant parameters that is one FUSE_MUL_ADD3 with a = scale / sqrt(var + eps) and
-// b = B - mean * a, computed here in double.
-void Importer::lower_batchnorm() {
-  ValueId X = rt(0);
-  DType t = dtype_of(X);
-  if (!is_float(t)) throw Error("needs a float input");
-  const Shape& xs = shape_of(X);
-  if (xs.size() < 2) throw Error("needs an input of rank >= 2 (N, C, ...)");
-  if (cur_->opset < 9 && cur_->attr_int("spatial", 1) == 0) unsupported("spatial=0");
-  if (cur_->attr_int("training_mode", 0) != 0) unsupported("training_mode=1");
-  for (int k = 1; k < cur_->num_outputs(); ++k)
-    if (cur_->wants_output(k)) unsupported("the training outputs (running mean and variance)");
-  int64_t channels = xs[1];
-  Shape ps{channels};
-  for (size_t k = 2; k < xs.size(); ++k) ps.push_back(1);
-  const char* names[] = {"", "scale", "B", "mean", "var"};
-  for (int k = 1; k <= 4; ++k)
-    if (shape(k) != Shape{channels})
-      throw Error(std::string(names[k]) + " has shape " + to_string(shape(k)) + ", expected [" +
-                  std::to_string(channels) + "]");
-  double eps = cur_->attr_float("epsilon", 1e-5);
-  if (is_const(1) && is_const(2) && is_const(3) && is_const(4)) {
-    ConstTensor a = make_const(to_elem_type(t), ps), b = make_const(to_elem_type(t), ps);
-    for (int64_t ch = 0; ch < channels; ++ch) {
-      double s = cst(1).as_double(ch) / std::sqrt(cst(4).as_double(ch) + eps);
-      a.f[ch] = round_to(a.type, s);
-      b.f[ch] = round_to(b.type, cst(2).as_double(ch) - cst(3).as_double(ch) * s);
-    }
-    return set_rt(0, ew(Mode::FUSE_MUL_ADD3, {X, constant(a, "a"), constant(b, "b")}, "bn"));
-  }
-  auto param = [&](int k) { return reshape(cvt(rt(k), t), ps); };
-  ValueId inv =
-      op1(OpType::PowC, {{"exponent", -0.5}}, ew(Mode::ADD, {param(4), scalar(t, eps)}), "inv_std");
-  ValueId a = ew(Mode::MUL, {param(1), inv});
-  set_rt(0, ew(Mode::ADD, {ew(Mode::MUL, {ew(Mode::SUB, {X, param(3)}), a}), param(2)}, "bn"));
 }
 
 // --- matrix products ------------------------------------------------------------------------
@@ -560,12 +558,13 @@ void Importer::lower() {
       {"Not", Mode::NOT},     {"IsNaN", Mode::ISNAN},
   };
   static const std::unordered_map<std::string, std::pair<Mode, bool>> binary = {
-      {"Add", {Mode::ADD, false}},     {"Sub", {Mode::SUB, false}},
-      {"Mul", {Mode::MUL, false}},     {"And", {Mode::AND, false}},
-      {"Or", {Mode::OR, false}},       {"Xor", {Mode::XOR, false}},
-      {"Less", {Mode::LT, false}},     {"LessOrEqual", {Mode::LEQ, false}},
-      {"Greater", {Mode::LT, true}},   {"GreaterOrEqual", {Mode::LEQ, true}},
-      {"PRelu", {Mode::PRELU, false}},
+      {"Add", {Mode::ADD, false}},      {"Sub", {Mode::SUB, false}},
+      {"Mul", {Mode::MUL, false}},      {"And", {Mode::AND, false}},
+      {"Or", {Mode::OR, false}},        {"Xor", {Mode::XOR, false}},
+      {"Less", {Mode::LT, false}},      {"LessOrEqual", {Mode::LEQ, false}},
+      {"Greater", {Mode::LT, true}},    {"GreaterOrEqual", {Mode::LEQ, true}},
+      {"PRelu", {Mode::PRELU, false}},  {"BitwiseAnd", {Mode::AND, false}},
+      {"BitwiseOr", {Mode::OR, false}}, {"BitwiseXor", {Mode::XOR, false}},
   };
   static const std::unordered_map<std::string, const char*> reductions = {
       {"ReduceSum", "SUM"},       {"ReduceMean", "MEAN"},
@@ -599,6 +598,22 @@ void Importer::lower() {
     return set_rt(0, ew(Mode::EQ, {a, b}));
   }
   if (op == "Where") return set_rt(0, where(rt(0), rt(1), rt(2)));
+  if (op == "Gelu") return lower_gelu();
+  if (op == "Mish") {  // x tanh(softplus(x))
+    ValueId x = rt(0);
+    return set_rt(0, ew(Mode::MUL, {x, ew(Mode::TANH, {ew(Mode::SOFTPLUS, {x})})}));
+  }
+  if (op == "Swish") {  // x sigmoid(alpha x)
+    ValueId x = rt(0);
+    double alpha = cur_->attr_float("alpha", 1.0);
+    if (alpha == 1.0) return set_rt(0, ew(Mode::SILU, {x}));
+    return set_rt(0, ew(Mode::MUL, {x, ew(Mode::SIGMOID, {ew(Mode::MUL, {x, s(alpha)})})}));
+  }
+  if (op == "BitwiseNot") {  // x ^ all ones
+    DType t = dtype(0);
+    if (is_float(t) || t == DType::Bool) throw Error("needs an integer input");
+    return set_rt(0, ew(Mode::XOR, {rt(0), scalar(t, t == DType::U8 ? 255 : -1)}));
+  }
   if (op == "Atan") return set_rt(0, ew(Mode::ATAN2, {rt(0), s(1)}));
   if (op == "Reciprocal") return set_rt(0, ew(Mode::TRUE_DIV, {s(1), rt(0)}));
   if (op == "LeakyRelu")
@@ -653,6 +668,8 @@ void Importer::lower() {
   if (op == "LogSoftmax") return lower_softmax(true);
   if (op == "LayerNormalization") return lower_layernorm();
   if (op == "BatchNormalization") return lower_batchnorm();
+  if (op == "GroupNormalization") return lower_groupnorm();
+  if (op == "RMSNormalization") return lower_rmsnorm();
   if (op == "MatMul") return lower_matmul();
   if (op == "Gemm") return lower_gemm();
 

@@ -124,6 +124,12 @@ void Importer::lower_split() {
   else if (auto s = cur_->attr_ints("split"))
     sizes = *s;
   int outputs = cur_->num_outputs();
+  if (cur_->opset >= 18 && cur_->has_attr("num_outputs")) {
+    if (!sizes.empty()) throw Error("takes either the input split or num_outputs, not both");
+    if (cur_->attr_int("num_outputs") != outputs)
+      throw Error("num_outputs is " + std::to_string(cur_->attr_int("num_outputs")) + " for " +
+                  std::to_string(outputs) + " outputs");
+  }
   if (sizes.empty()) {  // equal parts; opset 18's num_outputs is the output count anyway
     if (outputs < 1) throw Error("needs at least one output");
     int64_t part = (xs[axis] + outputs - 1) / outputs;

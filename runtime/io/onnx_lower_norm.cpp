@@ -1,0 +1,139 @@
+// ONNX normalisations lowered to reductions and element-wise nodes: LayerNormalization,
+// BatchNormalization (inference), GroupNormalization (opsets 18 and 21) and
+// RMSNormalization (opset 23). Each follows the function body the ONNX spec gives it, in the
+// stash type (f32 for f16/bf16 inputs) where the op has one.
+#include <cmath>
+
+#include "runtime/io/onnx_internal.h"
+
+namespace hf::onnx_detail {
+
+// (x - mean) / sqrt(var + eps) over `axes`, the mean and variance of x's own type.
+Importer::Standardized Importer::standardize(ValueId x, const std::vector<int64_t>& axes,
+                                             double eps) {
+  DType c = dtype_of(x);
+  ValueId mean = reduce(x, "MEAN", axes, true);
+  ValueId d = ew(Mode::SUB, {x, mean});
+  ValueId var = reduce(ew(Mode::SQUARE, {d}), "MEAN", axes, true);
+  ValueId inv =
+      op1(OpType::PowC, {{"exponent", -0.5}}, ew(Mode::ADD, {var, scalar(c, eps)}), "inv_std");
+  return {ew(Mode::MUL, {d, inv}), mean, inv};
+}
+
+// ONNX's own function body: Mean = ReduceMean(X), D = X - Mean, Var = ReduceMean(D * D),
+// InvStdDev = 1 / Sqrt(Var + epsilon), Y = D * InvStdDev * Scale + B, over the axes from
+// `axis` on, computed in f32 for f16/bf16 inputs (stash_type 1).
+void Importer::lower_layernorm() {
+  ValueId X = rt(0);
+  DType t = dtype_of(X);
+  if (!is_float(t)) throw Error("needs a float input");
+  int rank = static_cast<int>(shape_of(X).size());
+  int ax = norm_axis(cur_->attr_int("axis", -1), rank, "axis");
+  std::vector<int64_t> axes;
+  for (int a = ax; a < rank; ++a) axes.push_back(a);
+  DType c = cur_->attr_int("stash_type", 1) == 1 ? DType::F32 : t;
+  double eps = cur_->attr_float("epsilon", 1e-5);
+  Standardized z = standardize(cvt(X, c), axes, eps);
+  ValueId y = ew(Mode::MUL, {z.y, cvt(rt(1), c)}, "scale");
+  if (cur_->has_input(2)) y = ew(Mode::ADD, {y, cvt(rt(2), c)}, "bias");
+  set_rt(0, cvt(y, t));
+  set_rt(1, z.mean);
+  set_rt(2, z.inv_std);
+}
+
+// Inference: Y = (X - mean) / sqrt(var + epsilon) * scale + B per channel (axis 1). With
+// constant parameters that is one FUSE_MUL_ADD3 with a = scale / sqrt(var + eps) and
+// b = B - mean * a, computed here in double.
+void Importer::lower_batchnorm() {
+  ValueId X = rt(0);
+  DType t = dtype_of(X);
+  if (!is_float(t)) throw Error("needs a float input");
+  const Shape& xs = shape_of(X);
+  if (xs.size() < 2) throw Error("needs an input of rank >= 2 (N, C, ...)");
+  if (cur_->opset < 9 && cur_->attr_int("spatial", 1) == 0) unsupported("spatial=0");
+  if (cur_->attr_int("training_mode", 0) != 0) unsupported("training_mode=1");
+  for (int k = 1; k < cur_->num_outputs(); ++k)
+    if (cur_->wants_output(k)) unsupported("the training outputs (running mean and variance)");
+  int64_t channels = xs[1];
+  Shape ps{channels};
+  for (size_t k = 2; k < xs.size(); ++k) ps.push_back(1);
+  const char* names[] = {"", "scale", "B", "mean", "var"};
+  for (int k = 1; k <= 4; ++k)
+    if (shape(k) != Shape{channels})
+      throw Error(std::string(names[k]) + " has shape " + to_string(shape(k)) + ", expected [" +
+                  std::to_string(channels) + "]");
+  double eps = cur_->attr_float("epsilon", 1e-5);
+  if (is_const(1) && is_const(2) && is_const(3) && is_const(4)) {
+    ConstTensor a = make_const(to_elem_type(t), ps), b = make_const(to_elem_type(t), ps);
+    for (int64_t ch = 0; ch < channels; ++ch) {
+      double s = cst(1).as_double(ch) / std::sqrt(cst(4).as_double(ch) + eps);
+      a.f[ch] = round_to(a.type, s);
+      b.f[ch] = round_to(b.type, cst(2).as_double(ch) - cst(3).as_double(ch) * s);
+    }
+    return set_rt(0, ew(Mode::FUSE_MUL_ADD3, {X, constant(a, "a"), constant(b, "b")}, "bn"));
+  }
+  auto param = [&](int k) { return reshape(cvt(rt(k), t), ps); };
+  ValueId inv =
+      op1(OpType::PowC, {{"exponent", -0.5}}, ew(Mode::ADD, {param(4), scalar(t, eps)}), "inv_std");
+  ValueId a = ew(Mode::MUL, {param(1), inv});
+  set_rt(0, ew(Mode::ADD, {ew(Mode::MUL, {ew(Mode::SUB, {X, param(3)}), a}), param(2)}, "bn"));
+}
+
+// X / sqrt(ReduceMean(X^2) + epsilon) * scale over the axes from `axis` on (opset 23).
+void Importer::lower_rmsnorm() {
+  ValueId X = rt(0);
+  DType t = dtype_of(X);
+  if (!is_float(t)) throw Error("needs a float input");
+  int rank = static_cast<int>(shape_of(X).size());
+  int ax = norm_axis(cur_->attr_int("axis", -1), rank, "axis");
+  std::vector<int64_t> axes;
+  for (int a = ax; a < rank; ++a) axes.push_back(a);
+  DType c = cur_->attr_int("stash_type", 1) == 1 ? DType::F32 : t;
+  double eps = cur_->attr_float("epsilon", 1e-5);
+  ValueId x = cvt(X, c);
+  ValueId ms = reduce(ew(Mode::SQUARE, {x}), "MEAN", axes, true);
+  ValueId inv =
+      op1(OpType::PowC, {{"exponent", -0.5}}, ew(Mode::ADD, {ms, scalar(c, eps)}), "inv_rms");
+  ValueId y = ew(Mode::MUL, {ew(Mode::MUL, {x, inv}), cvt(rt(1), c)}, "scale");
+  set_rt(0, cvt(y, t));
+}
+
+// X (N, C, ...) standardised per (sample, group of C / num_groups channels), then scaled and
+// shifted: per group at opset 18 (scale and bias of shape [num_groups]), per channel from
+// opset 21 (shape [C]; the change that deprecated version 18).
+void Importer::lower_groupnorm() {
+  ValueId X = rt(0);
+  DType t = dtype_of(X);
+  if (!is_float(t)) throw Error("needs a float input");
+  const Shape xs = shape_of(X);
+  if (xs.size() < 3) throw Error("needs an input of rank >= 3 (N, C, spatial...)");
+  int64_t groups = cur_->attr_int("num_groups");
+  int64_t channels = xs[1];
+  if (groups < 1 || channels % groups != 0)
+    throw Error("num_groups " + std::to_string(groups) + " does not divide the " +
+                std::to_string(channels) + " channels");
+  bool per_channel = cur_->opset >= 21;
+  int64_t params = per_channel ? channels : groups;
+  for (int k = 1; k <= 2; ++k)
+    if (shape(k) != Shape{params})
+      throw Error(std::string(k == 1 ? "scale" : "bias") + " has shape " + to_string(shape(k)) +
+                  ", expected [" + std::to_string(params) + "]");
+  // Opset 18 has no stash_type: it computes in the input's type.
+  DType c = per_channel && cur_->attr_int("stash_type", 1) == 1 ? DType::F32 : t;
+  int64_t rest = checked_numel(xs, "the input") / (xs[0] * groups);
+  ValueId z =
+      standardize(reshape(cvt(X, c), {xs[0], groups, rest}), {2}, cur_->attr_float("epsilon", 1e-5))
+          .y;
+  Shape ps{1, params};
+  if (per_channel) {
+    z = reshape(z, xs);
+    for (size_t k = 2; k < xs.size(); ++k) ps.push_back(1);
+  } else {
+    ps.push_back(1);
+  }
+  ValueId y = ew(Mode::FUSE_MUL_ADD3, {z, reshape(cvt(rt(1), c), ps), reshape(cvt(rt(2), c), ps)},
+                 "affine");
+  set_rt(0, cvt(reshape(y, xs), t));
+}
+
+}  // namespace hf::onnx_detail
