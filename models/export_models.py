@@ -2,6 +2,7 @@
 """Exports the real models hotfuse is tested on to ONNX, with torch's outputs as test data.
 
     /usr/bin/python3 models/export_models.py OUT_DIR [--only NAME ...]
+    VENV/bin/python models/export_models.py OUT_DIR --current [--only NAME ...]
 
 Needs Debian's python3-torch, python3-torchvision and python3-onnx (the pyenv python3 on
 PATH may lack them). Weights are random with a fixed seed; nothing is downloaded. For each
@@ -18,6 +19,12 @@ whose files are already there and newer than this script.
   bert_layer   a BERT-base encoder layer: 12-head self-attention with an additive padding
                mask, post-norm residuals, GELU (erf) MLP of 3072; inputs hidden states
                1x128x768 (f32) and attention mask 1x128 (i64, the last 16 positions padding)
+
+--current exports what a user of a current PyTorch gets: torch.onnx.export's default
+exporter (torch.export + onnxscript, torch 2.9 and later) at its default opset (20 for torch
+2.15), with the batch dimension of every input symbolic ("batch"), into OUT_DIR/<name>/
+(another OUT_DIR than the opset-13 export's), and three data sets at batch 1, 4 and 16 (random inputs, torch's
+outputs). It needs PyPI torch, torchvision and onnxscript in a venv (Debian's torch is 1.13).
 
 Exit code 77 (CTest's skip code here) when torch, torchvision or onnx cannot be imported.
 """
@@ -167,14 +174,70 @@ def export(name, out_dir):
     print(f"{name}: wrote {d} (inputs {shapes}, output {tuple(y.shape)})")
 
 
+CURRENT_BATCHES = (1, 4, 16)
+
+
+def batch_of(x, b, gen):
+    """Input x (batch 1) at batch b: fresh random floats; a mask keeps its padding pattern."""
+    if x.dtype.is_floating_point:
+        return torch.randn((b,) + tuple(x.shape[1:]), generator=gen)
+    return x.expand((b,) + tuple(x.shape[1:])).clone()
+
+
+def export_current(name, out_dir):
+    d = os.path.join(out_dir, name)
+    model, xs, names = build(name)
+    gen = torch.Generator().manual_seed(2)
+    sets = [tuple(batch_of(x, b, gen) for x in xs) for b in CURRENT_BATCHES]
+    files = [os.path.join(d, "model.onnx")]
+    for i, ins in enumerate(sets):
+        data = os.path.join(d, f"test_data_set_{i}")
+        files += [os.path.join(data, f"input_{k}.pb") for k in range(len(ins))]
+        files.append(os.path.join(data, "output_0.pb"))
+    script_time = os.path.getmtime(__file__)
+    if all(os.path.exists(f) and os.path.getmtime(f) >= script_time for f in files):
+        print(f"{name} (--current): up to date in {d}")
+        return
+    batch = torch.export.Dim("batch", min=1, max=1024)
+    with torch.no_grad():
+        outs = [model(*ins) for ins in sets]
+        tmp = files[0] + ".tmp"
+        os.makedirs(d, exist_ok=True)
+        torch.onnx.export(model, xs, tmp, input_names=names, output_names=["output"],
+                          dynamic_shapes=tuple({0: batch} for _ in xs), dynamo=True)
+    m = onnx.load(tmp)
+    onnx.checker.check_model(m)
+    opset = [o.version for o in m.opset_import if o.domain in ("", "ai.onnx")][0]
+    at = 1
+    for i, (ins, y) in enumerate(zip(sets, outs)):
+        os.makedirs(os.path.join(d, f"test_data_set_{i}"), exist_ok=True)
+        for k, t in enumerate(ins):
+            write_tensor(files[at + k], t, names[k])
+        write_tensor(files[at + len(ins)], y, "output")
+        at += len(ins) + 1
+    for f in files[1:] + files[:1]:
+        os.replace(f + ".tmp", f)
+    print(f"{name} (--current): wrote {d} (torch {torch.__version__}, opset {opset}, symbolic "
+          f"batch; data sets at batch {', '.join(map(str, CURRENT_BATCHES))})")
+
+
+def write_tensor(path, t, name):
+    a = t.numpy()
+    a = a.astype(np.float32) if a.dtype.kind == "f" else a
+    with open(path + ".tmp", "wb") as fh:
+        fh.write(numpy_helper.from_array(a, name).SerializeToString())
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out_dir")
     ap.add_argument("--only", nargs="*", choices=MODELS, default=MODELS)
+    ap.add_argument("--current", action="store_true",
+                    help="torch's default exporter and opset, symbolic batch (PyPI torch)")
     args = ap.parse_args()
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     for name in args.only:
-        export(name, args.out_dir)
+        (export_current if args.current else export)(name, args.out_dir)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,10 @@ foreach(ex ${HF_EXAMPLES})
       FAIL_REGULAR_EXPRESSION "internal error|failed to compile")
   endforeach()
 endforeach()
+add_test(NAME cli_shapes
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_shapes.sh $<TARGET_FILE:hotfuse-run>
+                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_shapes PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
 add_test(NAME cli_long_chain
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_long_chain.sh $<TARGET_FILE:hotfuse-run>)
 set_tests_properties(cli_long_chain PROPERTIES ENVIRONMENT "${HF_TEST_ENV}" TIMEOUT 60)

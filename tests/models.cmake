@@ -34,6 +34,32 @@ foreach(model resnet18 mobilenet_v2 gpt2_block resnet50 bert_layer)
   endforeach()
 endforeach()
 
+# The models as a current PyTorch exports them (models/export_models.py --current: torch's
+# default exporter and opset, 20 for torch 2.15, with a symbolic batch dimension), each
+# checked against torch at batch 1, 4 and 16 in one process (tests/model_check_shapes.sh:
+# the batch sizes after the first must compile no kernel). Needs a PyPI torch in a venv
+# (HF_TORCH_PYTHON; Debian's torch is 1.13), else skipped with that reason.
+set(HF_TORCH_PYTHON "" CACHE FILEPATH
+    "Python with PyPI torch >= 2.9, torchvision and onnxscript (models/export_models.py --current)")
+set(HF_MODELS_CURRENT_DIR ${PROJECT_BINARY_DIR}/models-current)
+add_test(NAME models_export_current
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/models_export.sh "${HF_TORCH_PYTHON}"
+                 ${PROJECT_SOURCE_DIR}/models/export_models.py ${HF_MODELS_CURRENT_DIR} --current)
+set_tests_properties(models_export_current PROPERTIES
+  FIXTURES_SETUP hf_models_current TIMEOUT 600)
+foreach(model resnet18 mobilenet_v2 gpt2_block resnet50 bert_layer)
+  foreach(level off all)
+    add_test(NAME model_current_${model}_${level}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/model_check_shapes.sh
+                     $<TARGET_FILE:hotfuse-run> ${HF_MODELS_CURRENT_DIR} ${model} ${level}
+                     --backend cpu --threads 2)
+    set_tests_properties(model_current_${model}_${level} PROPERTIES
+      FIXTURES_REQUIRED hf_models_current
+      ENVIRONMENT "HOTFUSE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-kernel-cache"
+      SKIP_RETURN_CODE 77 TIMEOUT 900 LABELS models)
+  endforeach()
+endforeach()
+
 # The same models on the CUDA backend (Conv through cuDNN, the pools, Concat/Slice/Gather
 # kernels) unfused and fused; skipped (exit 77) with the reason without a usable device.
 if(HF_HAVE_CUDA_BACKEND)

@@ -380,6 +380,30 @@ TEST(TestData, ImportOptionsComeFromWhatAllDataSetsAgreeOn) {
   EXPECT_EQ(opt.input_shapes.count("z"), 0u);
 }
 
+TEST(TestData, DataSetsAreGroupedByTheShapesAndValuesTheyGive) {
+  TempDir dir;
+  // Batch 1, 4, 1 and 4 again, the last with another value of an integer input.
+  const int64_t batch[] = {1, 4, 1, 4};
+  const int64_t value[] = {7, 7, 7, 8};
+  std::vector<fs::path> sets;
+  for (int s = 0; s < 4; ++s) {
+    sets.push_back(dir.root / ("test_data_set_" + std::to_string(s)));
+    fs::create_directory(sets.back());
+    write_tensor_file(sets.back() / "input_0.pb", sample(DType::F32, {batch[s], 3}).view(), "x");
+    HostTensor v(DType::I64, {1});
+    v.as<int64_t>()[0] = value[s];
+    write_tensor_file(sets.back() / "input_1.pb", v.view(), "k");
+  }
+  std::vector<DataSetGroup> groups = group_data_sets(sets);
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].sets, (std::vector<fs::path>{sets[0], sets[2]}));
+  EXPECT_EQ(groups[1].sets, (std::vector<fs::path>{sets[1]}));
+  EXPECT_EQ(groups[2].sets, (std::vector<fs::path>{sets[3]}));
+  EXPECT_EQ(groups[0].options.input_shapes["x"], (Shape{1, 3}));
+  EXPECT_EQ(groups[1].options.input_shapes["x"], (Shape{4, 3}));
+  EXPECT_EQ(groups[2].options.input_values["k"], (std::vector<int64_t>{8}));
+}
+
 TEST(TestData, InputShapesSizeSymbolicDimensions) {
   pb::ModelProto m;
   m.set_ir_version(8);

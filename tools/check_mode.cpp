@@ -122,43 +122,83 @@ std::vector<HostTensor> read_expected_outputs(const Graph& g, const fs::path& se
 
 }  // namespace
 
+namespace {
+
+// The data sets of one input shape signature, imported for it and read before anything runs.
+struct Planned {
+  Graph g;
+  std::vector<fs::path> sets;
+  std::vector<std::vector<HostTensor>> inputs, expected;
+};
+
+// "input [4,3,224,224], mask [4,128]": the named inputs' shapes of a signature.
+std::string signature_text(const Graph& g) {
+  std::string s;
+  for (ValueId v : g.inputs())
+    s += (s.empty() ? "" : ", ") + g.value(v).name + " " + to_string(g.value(v).shape);
+  return s;
+}
+
+}  // namespace
+
 int run_check(const CheckOptions& o) {
   const fs::path model = o.dir / "model.onnx";
   std::error_code ec;
   if (!fs::is_regular_file(model, ec)) throw Error(model.string() + ": no such file");
   std::vector<fs::path> sets = test_data_sets(o.dir);
-  // hotfuse plans static shapes: where the model takes a shape or axes as an input, the
-  // graph is specialised to the value the data sets give it (all alike).
-  Graph g = read_graph_onnx(model, import_options_from(sets));
-  // Every file is read, and must fit the model, before anything runs.
-  std::vector<std::vector<HostTensor>> inputs, expected;
-  for (const fs::path& set : sets) {
-    inputs.push_back(read_graph_inputs(g, set));
-    expected.push_back(read_expected_outputs(g, set));
+  // hotfuse plans static shapes: the data sets are grouped by the input shapes (and the
+  // shape or axes values given as inputs) they give, and the model is imported, planned and
+  // fused once per group. The kernel cache is the process's, so a group whose regions only
+  // differ in sizes from an earlier one's compiles nothing.
+  std::vector<Planned> plans;
+  for (DataSetGroup& group : group_data_sets(sets)) {
+    Planned p{read_graph_onnx(model, group.options), std::move(group.sets), {}, {}};
+    // Every file is read, and must fit the model, before anything runs.
+    for (const fs::path& set : p.sets) {
+      p.inputs.push_back(read_graph_inputs(p.g, set));
+      p.expected.push_back(read_expected_outputs(p.g, set));
+    }
+    plans.push_back(std::move(p));
   }
 
-  Runner runner = make_runner(o, g, inputs.front());
-  std::printf("check %s: %zu data set%s; atol %g, rtol %g; --fusion %s", o.dir.string().c_str(),
-              sets.size(), sets.size() == 1 ? "" : "s", o.atol, o.rtol,
-              describe_plan(runner).c_str());
   int passed = 0;
-  for (size_t s = 0; s < sets.size(); ++s) {
-    std::vector<HostTensor> out = runner.run(inputs[s]);
-    std::vector<std::string> problems;
-    double worst = 0;
-    for (size_t k = 0; k < out.size(); ++k) {
-      std::string p =
-          check_output(g.value(g.outputs()[k]).name, expected[s][k], out[k].view(), o, worst);
-      if (!p.empty()) problems.push_back(p);
+  for (size_t k = 0; k < plans.size(); ++k) {
+    const Planned& p = plans[k];
+    const Graph& g = p.g;
+    Runner runner = make_runner(o, g, p.inputs.front());
+    if (k == 0)
+      std::printf(
+          "check %s: %s; atol %g, rtol %g; %s", o.dir.string().c_str(),
+          count_of(static_cast<int>(sets.size()), "data set").c_str(), o.atol, o.rtol,
+          plans.size() > 1 ? (std::to_string(plans.size()) + " input shapes\n").c_str() : "");
+    if (plans.size() > 1) {
+      // A region kernel was compiled, or found in the kernel cache (memory or disk).
+      int compiled = 0, found = 0;
+      for (const RegionRecord& rr : runner.session->regions())
+        if (rr.compile_end_s >= 0) (rr.cache_hit ? found : compiled) += 1;
+      std::printf("input shapes %d of %zu (%s): kernels compiled %d, from the cache %d; ",
+                  static_cast<int>(k + 1), plans.size(), signature_text(g).c_str(), compiled,
+                  found);
     }
-    const std::string set = sets[s].filename().string();
-    if (problems.empty()) {
-      ++passed;
-      std::printf("%s: PASS (%zu output%s; worst element within %.3g of its tolerance)\n",
-                  set.c_str(), out.size(), out.size() == 1 ? "" : "s", worst);
-    } else {
-      for (const std::string& p : problems)
-        std::printf("%s: FAIL: %s\n", set.c_str(), printable(p).c_str());
+    std::printf("--fusion %s", describe_plan(runner).c_str());
+    for (size_t s = 0; s < p.sets.size(); ++s) {
+      std::vector<HostTensor> out = runner.run(p.inputs[s]);
+      std::vector<std::string> problems;
+      double worst = 0;
+      for (size_t i = 0; i < out.size(); ++i) {
+        std::string pr =
+            check_output(g.value(g.outputs()[i]).name, p.expected[s][i], out[i].view(), o, worst);
+        if (!pr.empty()) problems.push_back(pr);
+      }
+      const std::string set = p.sets[s].filename().string();
+      if (problems.empty()) {
+        ++passed;
+        std::printf("%s: PASS (%zu output%s; worst element within %.3g of its tolerance)\n",
+                    set.c_str(), out.size(), out.size() == 1 ? "" : "s", worst);
+      } else {
+        for (const std::string& pr : problems)
+          std::printf("%s: FAIL: %s\n", set.c_str(), printable(pr).c_str());
+      }
     }
   }
   std::printf("%d of %zu data sets passed\n", passed, sets.size());

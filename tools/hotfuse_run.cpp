@@ -38,6 +38,7 @@
 #include "session/session.h"
 #include "session/session_report.h"
 #include "tools/check_mode.h"
+#include "tools/graph_file.h"
 #include "tools/output_files.h"
 
 namespace {
@@ -65,8 +66,9 @@ struct Options {
   // TensorProto files (docs/onnx.md)
   std::string check;  // --check DIR: run DIR's test data sets, compare the outputs
   double atol = 1e-3, rtol = 1e-3;
-  std::string inputs;        // --inputs DIR: input_*.pb instead of random inputs
-  std::string save_outputs;  // --save-outputs DIR: output_*.pb
+  std::string inputs;               // --inputs DIR: input_*.pb instead of random inputs
+  std::vector<std::string> shapes;  // --shape NAME=D0xD1x...: symbolic input dimensions
+  std::string save_outputs;         // --save-outputs DIR: output_*.pb
 };
 
 // The worst share of its tolerance any output element used; throws on a mismatch.
@@ -151,33 +153,11 @@ void print_summary(const Session& s, double worst) {
             << " bytes; " << checked << "\n";
 }
 
-// The graph, by its name (*.onnx: ONNX, *.json: a JSON graph) or else by its content (a
-// JSON graph starts with '{'); an error then says how the format was chosen.
-Graph read_graph_file(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  if (ext == ".onnx") return read_graph_onnx(path);
-  if (ext == ".json") return read_graph_json(path);
-  std::ifstream f(path, std::ios::binary);
-  char c = 0;
-  while (f.get(c) && std::isspace(static_cast<unsigned char>(c))) {
-  }
-  if (!f) return read_graph_json(path);  // missing, a directory, empty: its own message
-  const bool json = c == '{';
-  try {
-    return json ? read_graph_json(path) : read_graph_onnx(path);
-  } catch (const Error& e) {
-    throw Error(std::string(e.what()) +
-                (json ? " (read as a JSON graph: it starts with '{')"
-                      : " (read as ONNX: it is not named *.json and does not start with '{')"));
-  }
-}
-
 // Every --fusion mode on either backend: a Session with the mode as its policy, run until
 // it settles, then --iters timed iterations; its outputs checked against the unfused plan.
 int run(const Options& o) {
   check_configuration(o);
+  const std::map<std::string, Shape> shapes = parse_shape_options(o.shapes);
   if (!o.check.empty()) {
     // As a plain run: cuda without a device is exit 2, auto says which backend it picked.
     BackendChoice choice = choose_backend(o.backend);
@@ -194,7 +174,7 @@ int run(const Options& o) {
   }
   // Refused before the graph is read: a missing device costs nothing.
   BackendChoice choice = choose_backend(o.backend);
-  Graph g = read_graph_file(o.graph);
+  Graph g = read_graph_file(o.graph, shapes, o.inputs);
   std::vector<HostTensor> inputs =
       o.inputs.empty() ? random_inputs(g, o.seed) : read_graph_inputs(g, o.inputs);
   if (!choice.line.empty()) std::cout << choice.line << "\n";
@@ -381,6 +361,11 @@ void add_tensor_file_options(CLI::App& app, Options& o) {
       ->capture_default_str();
   app.add_option("--inputs", o.inputs, "read the inputs from DIR/input_*.pb instead of random ones")
       ->excludes(check);
+  app.add_option("--shape", o.shapes,
+                 "NAME=D0xD1x...: the shape of ONNX input NAME, setting the dimensions the model "
+                 "leaves symbolic (repeatable; --inputs files give theirs)")
+      ->excludes(check)
+      ->allow_extra_args(false);
   app.add_option("--save-outputs", o.save_outputs,
                  "write the outputs to DIR/output_*.pb; a non-empty DIR is refused without --force")
       ->excludes(check);

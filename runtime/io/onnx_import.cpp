@@ -167,6 +167,19 @@ void Importer::read_initializers() {
 }
 
 void Importer::read_inputs() {
+  if (options_.input_shapes_strict) {
+    std::string names;
+    std::unordered_set<std::string> inputs;
+    for (const pb::ValueInfoProto& vi : model_.graph().input())
+      if (!initializer_names_.count(vi.name())) {
+        inputs.insert(vi.name());
+        names += (names.empty() ? "'" : ", '") + vi.name() + "'";
+      }
+    for (const auto& [name, shape] : options_.input_shapes)
+      if (!inputs.count(name))
+        throw Error("a shape is given for '" + name + "', which is not an input of the model (" +
+                    (names.empty() ? "it has none" : "its inputs: " + names) + ")");
+  }
   for (const pb::ValueInfoProto& vi : model_.graph().input()) {
     if (initializer_names_.count(vi.name())) continue;  // a constant with a declared type
     const std::string what = "input '" + vi.name() + "'";
@@ -183,9 +196,14 @@ void Importer::read_inputs() {
     if (!tt.has_shape()) throw Error(what + ": has no shape (hotfuse needs static shapes)");
     // A shape given for the input (of the model's rank) sizes its unsized dimensions.
     const Shape* given_shape = nullptr;
-    if (auto it = options_.input_shapes.find(vi.name());
-        it != options_.input_shapes.end() && int(it->second.size()) == tt.shape().dim_size())
-      given_shape = &it->second;
+    if (auto it = options_.input_shapes.find(vi.name()); it != options_.input_shapes.end()) {
+      if (int(it->second.size()) == tt.shape().dim_size())
+        given_shape = &it->second;
+      else if (options_.input_shapes_strict)
+        throw Error(what + " has rank " + std::to_string(tt.shape().dim_size()) +
+                    "; the shape given for it, " + to_string(it->second) + ", has rank " +
+                    std::to_string(it->second.size()));
+    }
     Shape shape;
     for (int k = 0; k < tt.shape().dim_size(); ++k) {
       const auto& d = tt.shape().dim(k);

@@ -24,6 +24,9 @@ struct OnnxImportOptions {
   // Shapes of graph inputs, by name, for the dimensions the model leaves symbolic (and not
   // in `dims`) or unsized, where the rank is the model's; sized dimensions keep their size.
   std::map<std::string, Shape> input_shapes;
+  // Whether every input_shapes entry must name a graph input and have its rank (a user's
+  // explicit shapes, hotfuse-run --shape); otherwise entries that fit no input are ignored.
+  bool input_shapes_strict = false;
   // Values of integer graph inputs, used only where the importer needs a constant and the
   // model gives a run-time value (a Reshape's shape, Squeeze's or ReduceSum's axes,
   // ConstantOfShape's shape, ...): the graph is specialised to them. The input stays a

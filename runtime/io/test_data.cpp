@@ -69,6 +69,20 @@ OnnxImportOptions import_options_from(const std::vector<fs::path>& sets) {
   return opt;
 }
 
+std::vector<DataSetGroup> group_data_sets(const std::vector<fs::path>& sets) {
+  std::vector<DataSetGroup> groups;
+  for (const fs::path& set : sets) {
+    OnnxImportOptions o = import_options_from({set});
+    auto same = [&](const DataSetGroup& g) {
+      return g.options.input_shapes == o.input_shapes && g.options.input_values == o.input_values;
+    };
+    auto it = std::find_if(groups.begin(), groups.end(), same);
+    if (it == groups.end()) it = groups.insert(groups.end(), DataSetGroup{std::move(o), {}});
+    it->sets.push_back(set);
+  }
+  return groups;
+}
+
 std::vector<HostTensor> read_graph_inputs(const Graph& g, const fs::path& dir) {
   const std::vector<ValueId>& ins = g.inputs();
   std::vector<fs::path> files = numbered_tensor_files(

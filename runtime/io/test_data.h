@@ -22,6 +22,16 @@ std::vector<std::filesystem::path> test_data_sets(const std::filesystem::path& d
 // ones of at most 4096 elements (input_values: a Reshape's shape given as an input, ...).
 OnnxImportOptions import_options_from(const std::vector<std::filesystem::path>& sets);
 
+// Data sets grouped by what each tells the importer alone (import_options_from({set})):
+// sets whose named inputs have the same shapes and small integer values share a group, in
+// the order of each group's first set. hotfuse plans static shapes, so a model with a
+// symbolic batch dimension checked at batch 1, 4 and 16 is three groups, three imports.
+struct DataSetGroup {
+  OnnxImportOptions options;
+  std::vector<std::filesystem::path> sets;
+};
+std::vector<DataSetGroup> group_data_sets(const std::vector<std::filesystem::path>& sets);
+
 // DIR/input_0.pb, input_1.pb, ... bound to g's inputs. When every file names a distinct
 // graph input (TensorProto.name), files go to the inputs of those names, in whatever order
 // they are numbered; otherwise (names empty or not the graph's) input_k.pb goes to input k.
