@@ -8,51 +8,12 @@
 #include <cmath>
 #include <limits>
 
-#include "runtime/cpu/cpu_backend.h"
-#include "runtime/exec/executor.h"
-#include "runtime/io/onnx_import.h"
-#include "runtime/ir/error.h"
-#include "tests/support/onnx_builder.h"
+#include "tests/support/onnx_run.h"
 
 namespace hf {
 namespace {
 
 using namespace test::onnx;
-
-Graph import(const Model& m) {
-  return parse_graph_onnx(m.bytes(), "m.onnx");
-}
-
-std::string import_error(const Model& m) {
-  try {
-    import(m);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-HostTensor tensor(DType t, const Shape& s, const std::vector<double>& v) {
-  HostTensor h(t, s);
-  EXPECT_EQ(h.numel(), static_cast<int64_t>(v.size()));
-  for (size_t k = 0; k < v.size(); ++k) store_double(h.view(), static_cast<int64_t>(k), v[k]);
-  return h;
-}
-
-// Runs the imported graph unfused on the CPU; every output's elements as doubles.
-std::vector<std::vector<double>> run(const Model& m, const std::vector<HostTensor>& in) {
-  Graph g = import(m);
-  cpu::CpuBackend backend;
-  Executor exec(g, backend);
-  std::vector<TensorView> views;
-  for (const HostTensor& t : in) views.push_back(t.view());
-  std::vector<std::vector<double>> res;
-  for (const TensorView& t : exec.run(views)) {
-    res.emplace_back();
-    for (int64_t k = 0; k < t.numel(); ++k) res.back().push_back(load_double(t, k));
-  }
-  return res;
-}
 
 std::vector<double> ramp(int n, double from, double step) {
   std::vector<double> v;
@@ -338,6 +299,91 @@ TEST(OnnxOpsets, TheNewestOpsetImportsAndNewerTypesAreRefusedByName) {
   m.output("y");
   EXPECT_EQ(import_error(m),
             "m.onnx: node 0 (AveragePool): unsupported attribute: dilations other than 1");
+}
+
+// Opsets 1-6 (runtime/io/onnx_legacy.cpp): each legacy form against its opset-7 equivalent.
+TEST(OnnxOpsets, LegacyBroadcastAlignsBAtItsAxis) {
+  const std::vector<double> a = ramp(24, 0, 1), b = {10, 20, 30};
+  HostTensor ta = tensor(DType::F32, {2, 3, 4}, a), tb = tensor(DType::F32, {3}, b);
+  for (bool constant_b : {false, true}) {
+    Model m(6);
+    m.input("a", TP::FLOAT, {2, 3, 4});
+    if (constant_b)
+      m.init_floats("b", {3}, {10, 20, 30});
+    else
+      m.input("b", TP::FLOAT, {3});
+    auto& n = m.node("Add", {"a", "b"}, {"y"});
+    set_i(n, "broadcast", 1);
+    set_i(n, "axis", 1);
+    set_ints(n, "consumed_inputs", {0, 0});
+    m.output("y");
+    std::vector<double> want;
+    for (int k = 0; k < 24; ++k) want.push_back(a[k] + b[(k / 4) % 3]);
+    EXPECT_EQ(run(m, constant_b ? std::vector<HostTensor>{ta} : std::vector<HostTensor>{ta, tb})[0],
+              want);
+  }
+  Model bad(6);
+  bad.input("a", TP::FLOAT, {2, 3, 4});
+  bad.input("b", TP::FLOAT, {3});
+  auto& n = bad.node("Mul", {"a", "b"}, {"y"});
+  set_i(n, "broadcast", 1);
+  set_i(n, "axis", 2);
+  bad.output("y");
+  EXPECT_EQ(import_error(bad), "m.onnx: node 0 (Mul): B [3] does not fit A [2,3,4] at axis 2");
+}
+
+TEST(OnnxOpsets, LegacyCastReshapeConcatSplitPReluAndTile) {
+  Model cast(1);
+  cast.input("x", TP::FLOAT, {3});
+  set_s(cast.node("Cast", {"x"}, {"y"}), "to", "INT32");
+  cast.output("y");
+  Graph g = import(cast);
+  EXPECT_EQ(g.value(g.outputs()[0]).dtype, DType::I32);
+  EXPECT_EQ(run(cast, {tensor(DType::F32, {3}, {1.75, -2.5, 3})})[0],
+            (std::vector<double>{1, -2, 3}));
+
+  Model reshape(4);
+  reshape.input("x", TP::FLOAT, {2, 3});
+  set_ints(reshape.node("Reshape", {"x"}, {"y"}), "shape", {3, -1});
+  reshape.output("y");
+  Graph r = import(reshape);
+  EXPECT_EQ(r.value(r.outputs()[0]).shape, (Shape{3, 2}));
+
+  Model concat(3);
+  concat.input("a", TP::FLOAT, {2, 1});
+  concat.input("b", TP::FLOAT, {2, 2});
+  concat.node("Concat", {"a", "b"}, {"y"});  // axis 1 by default before opset 4
+  concat.output("y");
+  EXPECT_EQ(run(concat,
+                {tensor(DType::F32, {2, 1}, {1, 2}), tensor(DType::F32, {2, 2}, {3, 4, 5, 6})})[0],
+            (std::vector<double>{1, 3, 4, 2, 5, 6}));
+
+  Model split(1);
+  split.input("x", TP::FLOAT, {5});
+  split.init_int64s("parts", {2}, {2, 3});
+  split.node("Split", {"x", "parts"}, {"a", "b"});
+  split.output("a");
+  split.output("b");
+  EXPECT_EQ(run(split, {tensor(DType::F32, {5}, ramp(5, 0, 1))}),
+            (std::vector<std::vector<double>>{{0, 1}, {2, 3, 4}}));
+
+  Model prelu(6);  // a [C] slope is per channel before opset 7
+  prelu.input("x", TP::FLOAT, {1, 2, 2});
+  prelu.init_floats("slope", {2}, {0.5f, 0.25f});
+  prelu.node("PRelu", {"x", "slope"}, {"y"});
+  prelu.output("y");
+  EXPECT_EQ(run(prelu, {tensor(DType::F32, {1, 2, 2}, {-2, 2, -4, 4})})[0],
+            (std::vector<double>{-1, 2, -1, 4}));
+
+  Model tile(5);
+  tile.input("x", TP::FLOAT, {2});
+  tile.init_int64s("tiles", {}, {2});
+  tile.init_int64s("axis", {}, {0});
+  tile.node("Tile", {"x", "tiles", "axis"}, {"y"});
+  tile.output("y");
+  EXPECT_EQ(import_error(tile),
+            "m.onnx: node 0 (Tile): unsupported op (Tile before opset 6 (tiles and axis given as "
+            "inputs))");
 }
 
 }  // namespace

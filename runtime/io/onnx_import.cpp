@@ -19,7 +19,7 @@ namespace onnx_detail {
 
 namespace fs = std::filesystem;
 
-constexpr int kMinOpset = 7;
+constexpr int kMinOpset = 1;
 constexpr int kMaxOpset = 28;
 
 // --- OnnxNode: attribute access -----------------------------------------------------------
@@ -245,6 +245,7 @@ std::string Importer::fresh_name(const std::string& base) {
 
 void Importer::import_node(const pb::NodeProto& p, int index) {
   OnnxNode n;
+  pb::NodeProto legacy;  // opsets 1-6: the node in its opset-7 form
   n.p = &p;
   n.index = index;
   n.opset = opset_;
@@ -262,6 +263,11 @@ void Importer::import_node(const pb::NodeProto& p, int index) {
       if (!p.output(k).empty() && slots_.count(p.output(k)))
         throw Error("output '" + p.output(k) + "' is already defined");
     if (!default_domain) unsupported("domain '" + p.domain() + "'");
+    if (opset_ < 7) {
+      legacy = p;
+      n.p = &legacy;
+      upgrade_legacy(legacy);
+    }
     if (!try_fold()) lower();
     for (int k = 0; k < p.output_size(); ++k)
       if (!p.output(k).empty() && !slots_.count(p.output(k)))

@@ -1,4 +1,4 @@
-// ONNX import: an ONNX ModelProto (opsets 7-28) read into a hotfuse Graph.
+// ONNX import: an ONNX ModelProto (opsets 1-28) read into a hotfuse Graph.
 //
 // Only what the op table expresses is imported: element-wise math, reductions, layout ops
 // on static shapes, MatMul, 2-D Conv and pooling, Concat/Slice/Gather and constants;

@@ -5,6 +5,7 @@
 //                    naming and the final rebuild (dead code dropped, ONNX names kept)
 //   onnx_tensor.cpp  element types, ConstTensor, TensorProto decoding (raw, typed, external)
 //   onnx_fold.cpp    constant folding (shape subgraphs and small constant math)
+//   onnx_legacy.cpp  nodes of opsets 1-6 rewritten into their opset-7 form
 //   onnx_lower.cpp   ONNX ops lowered to hotfuse graph nodes
 //   onnx_lower_nn.cpp  Conv, pooling, Concat/Slice/Gather/Split on run-time data
 //   onnx_lower_norm.cpp  LayerNormalization, BatchNormalization, GroupNormalization,
@@ -175,6 +176,9 @@ class Importer {
   const Shape& shape_of(ValueId v) const { return g_.value(v).shape; }
   DType dtype_of(ValueId v) const { return g_.value(v).dtype; }
 
+  // opsets 1-6 (onnx_legacy.cpp): the node (cur_'s, a copy) rewritten into its opset-7 form
+  void upgrade_legacy(pb::NodeProto& n);
+  std::string legacy_const(ConstTensor t, const std::string& what);
   // folding (onnx_fold.cpp): true if the node was computed at import time
   bool try_fold();
   // Whether a folded result of n elements stays within the limits.
@@ -194,6 +198,7 @@ class Importer {
   void lower_layernorm();
   void lower_batchnorm();
   void lower_groupnorm();
+  void lower_instancenorm();
   void lower_rmsnorm();
   void lower_matmul();
   void lower_gemm();
@@ -205,6 +210,24 @@ class Importer {
   void lower_round();
   void lower_cast(int32_t to);
   void lower_dropout();
+  // ops on an index along an axis (onnx_lower_index.cpp)
+  ValueId iota(int64_t n, int axis, int rank, int32_t type);
+  ValueId arg_extreme(ValueId x, int axis, bool max, bool last);
+  ValueId nll_loss(ValueId input, ValueId target, std::optional<ValueId> weight);
+  void lower_argmax(bool max);
+  void lower_hardmax();
+  void lower_trilu();
+  void lower_nll();
+  void lower_softmax_cross_entropy();
+  // layout ops from Slice/Concat/Broadcast/Reshape/Dimshuffle (onnx_lower_layout.cpp)
+  ValueId slice_axis(ValueId v, int axis, int64_t start, int64_t end, int64_t step = 1);
+  ValueId concat_axis(std::vector<ValueId> parts, int axis);
+  ValueId broadcast_to(ValueId v, const Shape& s);
+  void lower_pad();
+  void lower_depth_space(bool to_space);
+  void lower_tile();
+  void lower_onehot();
+  void lower_eyelike();
   // convolution, pooling and data movement (onnx_lower_nn.cpp); false: not one of those
   bool lower_nn();
   void lower_conv();

@@ -669,6 +669,17 @@ void Importer::lower() {
   if (op == "LayerNormalization") return lower_layernorm();
   if (op == "BatchNormalization") return lower_batchnorm();
   if (op == "GroupNormalization") return lower_groupnorm();
+  if (op == "InstanceNormalization") return lower_instancenorm();
+  if (op == "ArgMax" || op == "ArgMin") return lower_argmax(op == "ArgMax");
+  if (op == "Hardmax") return lower_hardmax();
+  if (op == "Trilu") return lower_trilu();
+  if (op == "Pad") return lower_pad();
+  if (op == "DepthToSpace" || op == "SpaceToDepth") return lower_depth_space(op == "DepthToSpace");
+  if (op == "Tile") return lower_tile();
+  if (op == "OneHot") return lower_onehot();
+  if (op == "EyeLike") return lower_eyelike();
+  if (op == "NegativeLogLikelihoodLoss") return lower_nll();
+  if (op == "SoftmaxCrossEntropyLoss") return lower_softmax_cross_entropy();
   if (op == "RMSNormalization") return lower_rmsnorm();
   if (op == "MatMul") return lower_matmul();
   if (op == "Gemm") return lower_gemm();
@@ -716,7 +727,7 @@ void Importer::lower() {
                          {{"shape", std::vector<int64_t>(out->begin(), out->end())}}, rt(0)));
   }
   if (lower_nn()) return;  // onnx_lower_nn.cpp
-  static const std::unordered_set<std::string> fold_only = {"Range", "Tile"};
+  static const std::unordered_set<std::string> fold_only = {"Range"};
   if (fold_only.count(op))
     unsupported("on run-time data; " + op + " is only folded when its inputs are constants");
   unsupported();

@@ -1,7 +1,7 @@
 // ONNX normalisations lowered to reductions and element-wise nodes: LayerNormalization,
-// BatchNormalization (inference), GroupNormalization (opsets 18 and 21) and
-// RMSNormalization (opset 23). Each follows the function body the ONNX spec gives it, in the
-// stash type (f32 for f16/bf16 inputs) where the op has one.
+// BatchNormalization (inference), InstanceNormalization, GroupNormalization (opsets 18 and
+// 21) and RMSNormalization (opset 23). Each follows the function body the ONNX spec gives it, in
+// the stash type (f32 for f16/bf16 inputs) where the op has one.
 #include <cmath>
 
 #include "runtime/io/onnx_internal.h"
@@ -48,7 +48,7 @@ void Importer::lower_batchnorm() {
   ValueId X = rt(0);
   DType t = dtype_of(X);
   if (!is_float(t)) throw Error("needs a float input");
-  const Shape& xs = shape_of(X);
+  const Shape xs = shape_of(X);
   if (xs.size() < 2) throw Error("needs an input of rank >= 2 (N, C, ...)");
   if (cur_->opset < 9 && cur_->attr_int("spatial", 1) == 0) unsupported("spatial=0");
   if (cur_->attr_int("training_mode", 0) != 0) unsupported("training_mode=1");
@@ -77,6 +77,29 @@ void Importer::lower_batchnorm() {
       op1(OpType::PowC, {{"exponent", -0.5}}, ew(Mode::ADD, {param(4), scalar(t, eps)}), "inv_std");
   ValueId a = ew(Mode::MUL, {param(1), inv});
   set_rt(0, ew(Mode::ADD, {ew(Mode::MUL, {ew(Mode::SUB, {X, param(3)}), a}), param(2)}, "bn"));
+}
+
+// X (N, C, ...) standardised per sample and channel over the spatial axes, then scale and B
+// per channel.
+void Importer::lower_instancenorm() {
+  ValueId X = rt(0);
+  DType t = dtype_of(X);
+  if (!is_float(t)) throw Error("needs a float input");
+  const Shape xs = shape_of(X);
+  if (xs.size() < 3) throw Error("needs an input of rank >= 3 (N, C, spatial...)");
+  for (int k = 1; k <= 2; ++k)
+    if (shape(k) != Shape{xs[1]})
+      throw Error(std::string(k == 1 ? "scale" : "B") + " has shape " + to_string(shape(k)) +
+                  ", expected [" + std::to_string(xs[1]) + "]");
+  std::vector<int64_t> axes;
+  Shape ps{1, xs[1]};
+  for (size_t a = 2; a < xs.size(); ++a) {
+    axes.push_back(static_cast<int64_t>(a));
+    ps.push_back(1);
+  }
+  ValueId z = standardize(X, axes, cur_->attr_float("epsilon", 1e-5)).y;
+  set_rt(0, ew(Mode::FUSE_MUL_ADD3, {z, reshape(cvt(rt(1), t), ps), reshape(cvt(rt(2), t), ps)},
+               "affine"));
 }
 
 // X / sqrt(ReduceMean(X^2) + epsilon) * scale over the axes from `axis` on (opset 23).

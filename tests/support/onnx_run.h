@@ -1,0 +1,53 @@
+// Importing and running small ONNX models built with onnx_builder.h: the graph, the
+// importer's error, and the outputs of an unfused CPU run as doubles. Header-only, like
+// onnx_builder.h (tests that include it link onnx_proto).
+#pragma once
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/exec/executor.h"
+#include "runtime/io/onnx_import.h"
+#include "runtime/ir/error.h"
+#include "tests/support/onnx_builder.h"
+
+namespace hf::test::onnx {
+
+inline Graph import(const Model& m) {
+  return parse_graph_onnx(m.bytes(), "m.onnx");
+}
+
+inline std::string import_error(const Model& m) {
+  try {
+    import(m);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+inline HostTensor tensor(DType t, const Shape& s, const std::vector<double>& v) {
+  HostTensor h(t, s);
+  EXPECT_EQ(h.numel(), static_cast<int64_t>(v.size()));
+  for (size_t k = 0; k < v.size(); ++k) store_double(h.view(), static_cast<int64_t>(k), v[k]);
+  return h;
+}
+
+// Runs the imported graph unfused on the CPU; every output's elements as doubles.
+inline std::vector<std::vector<double>> run(const Model& m, const std::vector<HostTensor>& in) {
+  Graph g = import(m);
+  cpu::CpuBackend backend;
+  Executor exec(g, backend);
+  std::vector<TensorView> views;
+  for (const HostTensor& t : in) views.push_back(t.view());
+  std::vector<std::vector<double>> res;
+  for (const TensorView& t : exec.run(views)) {
+    res.emplace_back();
+    for (int64_t k = 0; k < t.numel(); ++k) res.back().push_back(load_double(t, k));
+  }
+  return res;
+}
+
+}  // namespace hf::test::onnx
