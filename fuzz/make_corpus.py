@@ -46,7 +46,7 @@ def main():
             with open(os.path.join(hostile, name), "rb") as f:
                 write(target, f.read())
     tensors = []
-    for name, fn in onnx_models.MODELS.items():
+    for name, fn in onnx_models.models_for_this_onnx().items():
         m = fn()
         write("onnx", m.SerializeToString())
         tensors += list(m.graph.initializer)

@@ -6,12 +6,15 @@ Python). This script is for cross-checking hotfuse against ONNX Runtime and for 
 `.onnx` files by hand:
 
     pip install onnx onnxruntime numpy
-    python3 tests/onnx_models.py OUT_DIR [--reference]
+    python3 tests/onnx_models.py OUT_DIR [--reference | --test-data]
 
 For every model it writes OUT_DIR/<name>.onnx (checked with onnx.checker). With
 --reference it also runs the model in ONNX Runtime on deterministic inputs and writes
 OUT_DIR/<name>.io/input_<k>.bin and output_<k>.bin: the raw little-endian elements in the
-tensor's own element type (bool as one byte), in the model's input and output order.
+tensor's own element type (bool as one byte), in the model's input and output order. With
+--test-data it writes OUT_DIR/<name>/model.onnx and test_data_set_0 instead, for
+`hotfuse-run --check OUT_DIR/<name>`. Models of opsets newer than the installed onnx
+defines are left out.
 """
 import argparse
 import os
@@ -254,10 +257,82 @@ def clip_opset7():
     return make("clip_opset7", nodes, [("x", TP.FLOAT, [32])], ["y", "z"], opset=7)
 
 
+# Opsets 18-23 and the ops decomposed around an index, Pad and the layout ops; a model whose
+# opset the installed onnx does not define (Debian's 1.12 stops at 17) is not written.
+@model
+def reductions_opset18():
+    nodes = [node("ReduceMean", ["x", "axes"], ["mean"]),
+             node("ReduceMax", ["x", "axes"], ["max"], keepdims=0),
+             node("ReduceL2", ["x"], ["l2_all"]),
+             node("ReduceLogSumExp", ["x", "axes"], ["lse"]),
+             node("ReduceMin", ["x"], ["noop"], noop_with_empty_axes=1)]
+    return make("reductions_opset18", nodes, [("x", TP.FLOAT, [2, 3, 4])],
+                ["mean", "max", "l2_all", "lse", "noop"], inits=[("axes", np.int64([0, 2]))],
+                opset=18)
+
+
+@model
+def activations_opset20():
+    nodes = [node("Gelu", ["x"], ["g"]), node("Gelu", ["x"], ["gt"], approximate="tanh"),
+             node("Mish", ["x"], ["m"]), node("BitwiseAnd", ["a", "b"], ["band"]),
+             node("BitwiseXor", ["a", "b"], ["bxor"]), node("BitwiseNot", ["a"], ["bnot"])]
+    return make("activations_opset20", nodes,
+                [("x", TP.FLOAT, [64]), ("a", TP.INT32, [16]), ("b", TP.INT32, [16])],
+                ["g", "gt", "m", "band", "bxor", "bnot"], opset=20)
+
+
+@model
+def norms_opset21():
+    c = 4
+    nodes = [node("GroupNormalization", ["x", "gs", "gb"], ["gn"], num_groups=2, epsilon=1e-3),
+             node("InstanceNormalization", ["x", "gs", "gb"], ["inorm"])]
+    return make("norms_opset21", nodes, [("x", TP.FLOAT, [2, c, 3, 5])],
+                [("gn", TP.FLOAT, [2, c, 3, 5]), ("inorm", TP.FLOAT, [2, c, 3, 5])],
+                inits=[("gs", np.float32([0.5, 1, 1.5, -2])), ("gb", np.float32([0, 1, -1, 0.25]))],
+                opset=21)
+
+
+@model
+def index_ops():
+    nodes = [node("ArgMax", ["x"], ["amax"], axis=1),
+             node("ArgMin", ["x"], ["amin"], axis=-1, keepdims=0, select_last_index=1),
+             node("Hardmax", ["x"], ["hard"]),
+             node("Trilu", ["x", "k"], ["up"]),
+             node("Trilu", ["x"], ["low"], upper=0),
+             node("NegativeLogLikelihoodLoss", ["x", "t", "w"], ["nll"], ignore_index=1),
+             node("SoftmaxCrossEntropyLoss", ["x", "t"], ["sce", "logp"], reduction="none")]
+    return make("index_ops", nodes, [("x", TP.FLOAT, [3, 4, 5]), ("t", TP.INT64, [3, 5])],
+                ["amax", "amin", "hard", "up", "low", "nll", "sce", "logp"],
+                inits=[("k", np.int64(1)), ("w", np.float32([0.5, 1, 2, 1.5]))], opset=14)
+
+
+@model
+def pad_and_layout():
+    nodes = [node("Pad", ["x", "p1", "v"], ["pc"]),
+             node("Pad", ["x", "p2"], ["pe"], mode="edge"),
+             node("Pad", ["x", "p2"], ["pr"], mode="reflect"),
+             node("Pad", ["x", "p3", "", "ax"], ["pw"], mode="wrap"),
+             node("DepthToSpace", ["x"], ["d2s"], blocksize=2, mode="CRD"),
+             node("SpaceToDepth", ["x"], ["s2d"], blocksize=2),
+             node("Tile", ["x", "reps"], ["tile"]),
+             node("OneHot", ["i", "depth", "onoff"], ["hot"], axis=1)]
+    return make("pad_and_layout", nodes, [("x", TP.FLOAT, [1, 4, 4, 6]), ("i", TP.INT64, [3, 2])],
+                ["pc", "pe", "pr", "pw", "d2s", "s2d", "tile", "hot"],
+                inits=[("p1", np.int64([0, 1, -1, 2, 0, 0, 2, -1])), ("v", np.float32(0.5)),
+                       ("p2", np.int64([0, 0, 2, 3, 0, 0, 1, 2])),
+                       ("p3", np.int64([3, 4])), ("ax", np.int64([-1])),
+                       ("reps", np.int64([2, 1, 1, 2])), ("depth", np.int64(5)),
+                       ("onoff", np.float32([-1, 3]))], opset=19)
+
+
 def random_input(rng, name, elem, shape):
     dt = helper.tensor_dtype_to_np_dtype(elem)
     if dt == np.bool_:
         return rng.integers(0, 2, shape).astype(np.bool_)
+    if np.issubdtype(dt, np.integer) and name == "t":  # class indices of index_ops
+        return rng.integers(0, 4, shape).astype(dt)
+    if np.issubdtype(dt, np.integer) and name == "i":  # OneHot: negative and out of range too
+        return rng.integers(-6, 7, shape).astype(dt)
     if np.issubdtype(dt, np.integer):
         v = rng.integers(-20, 21, shape).astype(dt)
         if name == "b":  # divisors: no zeros (integer division by zero is undefined)
@@ -272,6 +347,29 @@ def random_input(rng, name, elem, shape):
     if name == "p":
         return rng.uniform(0.1, 2, shape).astype(dt)
     return rng.uniform(-2, 2, shape).astype(dt)
+
+
+def write_test_data(m, path):
+    """OUT_DIR/<name>/model.onnx and test_data_set_0 with ONNX Runtime's outputs: a
+    `hotfuse-run --check` directory."""
+    from onnx import numpy_helper as nh
+    import onnxruntime as ort
+    rng = np.random.default_rng(12345)
+    feeds = {}
+    for vi in m.graph.input:
+        tt = vi.type.tensor_type
+        feeds[vi.name] = random_input(rng, vi.name, tt.elem_type, [d.dim_value for d in tt.shape.dim])
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    outs = sess.run(None, feeds)
+    data = os.path.join(path, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    onnx.save(m, os.path.join(path, "model.onnx"))
+    for k, vi in enumerate(m.graph.input):
+        with open(os.path.join(data, f"input_{k}.pb"), "wb") as f:
+            f.write(nh.from_array(feeds[vi.name], vi.name).SerializeToString())
+    for k, (vi, v) in enumerate(zip(m.graph.output, outs)):
+        with open(os.path.join(data, f"output_{k}.pb"), "wb") as f:
+            f.write(nh.from_array(np.asarray(v), vi.name).SerializeToString())
 
 
 def write_reference(m, path):
@@ -296,14 +394,31 @@ def main():
     ap.add_argument("out_dir")
     ap.add_argument("--reference", action="store_true",
                     help="also write inputs and ONNX Runtime's outputs next to each model")
+    ap.add_argument("--test-data", action="store_true",
+                    help="write OUT_DIR/<name>/ with test_data_set_0 from ONNX Runtime "
+                         "(a hotfuse-run --check directory) instead")
     args = ap.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
-    for name, fn in MODELS.items():
+    for name, fn in models_for_this_onnx().items():
         m = fn()
+        if args.test_data:
+            write_test_data(m, os.path.join(args.out_dir, name))
+            print(name, file=sys.stderr)
+            continue
         onnx.save(m, os.path.join(args.out_dir, name + ".onnx"))
         if args.reference:
             write_reference(m, os.path.join(args.out_dir, name + ".io"))
         print(name, file=sys.stderr)
+
+
+NEWER_OPSET = {"reductions_opset18": 18, "activations_opset20": 20, "norms_opset21": 21,
+               "pad_and_layout": 19}
+
+
+def models_for_this_onnx():
+    """MODELS without those of opsets the installed onnx does not define."""
+    newest = onnx.defs.onnx_opset_version()
+    return {n: fn for n, fn in MODELS.items() if NEWER_OPSET.get(n, 0) <= newest}
 
 
 if __name__ == "__main__":
