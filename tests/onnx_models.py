@@ -325,6 +325,22 @@ def pad_and_layout():
                        ("onoff", np.float32([-1, 3]))], opset=19)
 
 
+@model
+def resize_nearest():
+    # Whole factors in the modes that are a repeat (up) or a strided pick (down).
+    nodes = [node("Resize", ["x", "", "s2"], ["up2"]),
+             node("Resize", ["x", "", "s3"], ["up3"], coordinate_transformation_mode="asymmetric",
+                  nearest_mode="floor"),
+             node("Resize", ["x", "", "", "half"], ["down2"]),
+             node("Resize", ["x", "", "", "half"], ["down2c"], nearest_mode="round_prefer_ceil"),
+             node("Resize", ["x", "", "s13"], ["down3"], coordinate_transformation_mode="asymmetric")]
+    return make("resize_nearest", nodes, [("x", TP.FLOAT, [1, 2, 4, 6])],
+                ["up2", "up3", "down2", "down2c", "down3"],
+                inits=[("s2", np.float32([1, 1, 2, 2])), ("s3", np.float32([1, 1, 3, 1])),
+                       ("half", np.int64([1, 2, 2, 3])), ("s13", np.float32([1, 1, 1, 1 / 3]))],
+                opset=13)
+
+
 def random_input(rng, name, elem, shape):
     dt = helper.tensor_dtype_to_np_dtype(elem)
     if dt == np.bool_:

@@ -48,6 +48,43 @@ TEST(OnnxIndexOps, ArgMaxAndArgMinTakeTheFirstOrLastIndex) {
   }
 }
 
+TEST(OnnxIndexOps, GatherElementsPicksAlongTheAxis) {
+  // data [3, 4]; indices [2, 3] along axis 1 (negative ones count from the end), their rows
+  // and columns a corner of the data's.
+  const std::vector<double> data = {0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23};
+  const std::vector<double> idx = {3, -1, 0, 1, 2, -4};
+  Model m(13);
+  m.input("d", TP::FLOAT, {3, 4});
+  m.input("i", TP::INT64, {2, 3});
+  set_i(m.node("GatherElements", {"d", "i"}, {"y"}), "axis", 1);
+  m.output("y");
+  std::vector<double> want;
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 3; ++c) {
+      int64_t k = static_cast<int64_t>(idx[r * 3 + c]);
+      want.push_back(data[r * 4 + (k < 0 ? k + 4 : k)]);
+    }
+  EXPECT_EQ(run(m, {tensor(DType::F32, {3, 4}, data), tensor(DType::I64, {2, 3}, idx)})[0], want);
+  // Along axis 0: each column picks its own row.
+  Model m0(13);
+  m0.input("d", TP::FLOAT, {3, 4});
+  m0.init_int64s("i", {1, 4}, {2, 0, 1, 2});
+  m0.node("GatherElements", {"d", "i"}, {"y"});
+  m0.output("y");
+  EXPECT_EQ(run(m0, {tensor(DType::F32, {3, 4}, data)})[0], (std::vector<double>{20, 1, 12, 23}));
+  // A run-time index out of range is an error, never another row's element.
+  EXPECT_THROW(
+      run(m, {tensor(DType::F32, {3, 4}, data), tensor(DType::I64, {2, 3}, {0, 0, 4, 0, 0, 0})}),
+      Error);
+  Model bad(13);
+  bad.input("d", TP::FLOAT, {3, 4});
+  bad.init_int64s("i", {1, 1}, {3});
+  bad.node("GatherElements", {"d", "i"}, {"y"});
+  bad.output("y");
+  EXPECT_EQ(import_error(bad),
+            "m.onnx: node 0 (GatherElements): index 3 is out of range for axis 0 of size 3");
+}
+
 TEST(OnnxIndexOps, HardmaxMarksTheFirstMaximum) {
   // [2, 2, 3]: opset 13 over the last axis; opset 11 over the axes from 1 (the 2-D coercion).
   const std::vector<double> x = {1, 3, 3, 0, 2, 1, 4, 4, 0, 9, -1, 2};

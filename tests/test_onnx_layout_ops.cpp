@@ -123,6 +123,47 @@ TEST(OnnxLayoutOps, DepthToSpaceAndBack) {
   EXPECT_EQ(run(round, {in})[0], x);
 }
 
+TEST(OnnxLayoutOps, ResizeNearestByWholeFactors) {
+  const std::vector<double> x = ramp(12);  // [1, 1, 3, 4]
+  HostTensor in = tensor(DType::F32, {1, 1, 3, 4}, x);
+  auto model = [](int opset, std::vector<float> scales, std::vector<int64_t> sizes) {
+    Model m(opset);
+    m.input("x", TP::FLOAT, {1, 1, 3, 4});
+    if (!scales.empty()) {
+      m.init_floats("s", {4}, scales);
+      m.node(
+          opset >= 11 ? "Resize" : "Upsample",
+          opset >= 11 ? std::vector<std::string>{"x", "", "s"} : std::vector<std::string>{"x", "s"},
+          {"y"});
+    } else {
+      m.init_int64s("z", {4}, sizes);
+      m.node("Resize", {"x", "", "", "z"}, {"y"});
+    }
+    m.output("y");
+    return m;
+  };
+  // Up by 2 on both spatial axes (half_pixel, round_prefer_floor: a repeat).
+  std::vector<double> up;
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 8; ++j) up.push_back(x[(i / 2) * 4 + j / 2]);
+  EXPECT_EQ(run(model(13, {1, 1, 2, 2}, {}), {in})[0], up);
+  EXPECT_EQ(run(model(9, {1, 1, 2, 2}, {}), {in})[0], up);  // Upsample: asymmetric, floor
+  // Down by 2 on the last axis: half_pixel centres are 0.5, 2.5: round_prefer_floor picks 0, 2.
+  Model down = model(13, {}, {1, 1, 3, 2});
+  EXPECT_EQ(run(down, {in})[0], (std::vector<double>{1, 3, 5, 7, 9, 11}));
+  set_s(*down.g->mutable_node(0), "nearest_mode", "round_prefer_ceil");
+  EXPECT_EQ(run(down, {in})[0], (std::vector<double>{2, 4, 6, 8, 10, 12}));
+  // What is not a repeat or a pick is refused, saying why.
+  Model linear = model(13, {1, 1, 2, 2}, {});
+  set_s(*linear.g->mutable_node(0), "mode", "linear");
+  EXPECT_EQ(import_error(linear),
+            "m.onnx: node 0 (Resize): mode 'linear' is not supported where "
+            "a size changes (only nearest)");
+  EXPECT_EQ(import_error(model(13, {1, 1, 1.5f, 1}, {})),
+            "m.onnx: node 0 (Resize): resizing axis 2 from 3 to 4 is not supported (only whole "
+            "factors)");
+}
+
 TEST(OnnxLayoutOps, TileOnRunTimeData) {
   Model m(13);
   m.input("x", TP::FLOAT, {2, 3});

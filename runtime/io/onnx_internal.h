@@ -215,6 +215,7 @@ class Importer {
   ValueId arg_extreme(ValueId x, int axis, bool max, bool last);
   ValueId nll_loss(ValueId input, ValueId target, std::optional<ValueId> weight);
   void lower_argmax(bool max);
+  void lower_gather_elements();
   void lower_hardmax();
   void lower_trilu();
   void lower_nll();
@@ -226,6 +227,7 @@ class Importer {
   void lower_pad();
   void lower_depth_space(bool to_space);
   void lower_tile();
+  void lower_resize();
   void lower_onehot();
   void lower_eyelike();
   // convolution, pooling and data movement (onnx_lower_nn.cpp); false: not one of those

@@ -672,10 +672,12 @@ void Importer::lower() {
   if (op == "InstanceNormalization") return lower_instancenorm();
   if (op == "ArgMax" || op == "ArgMin") return lower_argmax(op == "ArgMax");
   if (op == "Hardmax") return lower_hardmax();
+  if (op == "GatherElements") return lower_gather_elements();
   if (op == "Trilu") return lower_trilu();
   if (op == "Pad") return lower_pad();
   if (op == "DepthToSpace" || op == "SpaceToDepth") return lower_depth_space(op == "DepthToSpace");
   if (op == "Tile") return lower_tile();
+  if (op == "Resize" || op == "Upsample") return lower_resize();
   if (op == "OneHot") return lower_onehot();
   if (op == "EyeLike") return lower_eyelike();
   if (op == "NegativeLogLikelihoodLoss") return lower_nll();

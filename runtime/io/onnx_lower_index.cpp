@@ -1,5 +1,6 @@
 // ONNX ops built on an index along one axis, decomposed into op-table nodes so fusion can
-// take them (as LayerNormalization is): ArgMax/ArgMin and Hardmax (a MAX reduce, the
+// take them (as LayerNormalization is): GatherElements (flat positions and one Gather),
+// ArgMax/ArgMin and Hardmax (a MAX reduce, the
 // positions equal to it, their first or last index), Trilu (a mask from row and column
 // indices), NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (the target class
 // picked by a one-hot mask, weights, ignore_index, the three reductions). The index is a
@@ -89,6 +90,51 @@ void Importer::lower_trilu() {
   ValueId zero = t == DType::Bool ? cvt(scalar(DType::U8, 0), DType::Bool) : scalar(t, 0);
   // where() needs both values in the output's shape to broadcast the mask over the batch.
   set_rt(0, where(keep, x, zero));
+}
+
+// out[i0, .., ik, ..] = data[i0, .., index[i0, .., ik, ..], ..] (k the axis): the flat
+// position of every element computed from the index and the other coordinates, then one
+// Gather from the flattened data. An index outside [-dim, dim) gets a position outside the
+// data, so the Gather refuses it at run time instead of reading another row.
+void Importer::lower_gather_elements() {
+  ValueId data = rt(0);
+  const Shape ds = shape_of(data), is = shape(1);
+  const int rank = static_cast<int>(ds.size());
+  if (static_cast<int>(is.size()) != rank)
+    throw Error("indices have rank " + std::to_string(is.size()) + ", the data " +
+                std::to_string(rank));
+  if (rank == 0) throw Error("needs an input of rank >= 1");
+  const int axis = norm_axis(cur_->attr_int("axis", 0), rank, "axis");
+  for (int k = 0; k < rank; ++k)
+    if (k != axis && is[k] > ds[k])
+      throw Error("indices " + to_string(is) + " exceed the data " + to_string(ds) + " on axis " +
+                  std::to_string(k));
+  int32_t it = elem(1);
+  if (it != pb::TensorProto::INT64 && it != pb::TensorProto::INT32)
+    throw Error("indices must be INT32 or INT64, got " + elem_type_name(it));
+  const int64_t dim = ds[axis], total = checked_numel(ds, "the data");
+  if (is_const(1))
+    for (int64_t i : cst(1).ints())
+      if (i < -dim || i >= dim)
+        throw Error("index " + std::to_string(i) + " is out of range for axis " +
+                    std::to_string(axis) + " of size " + std::to_string(dim));
+  auto i64 = [&](double v) { return scalar(DType::I64, v); };
+  ValueId i = cvt(rt(1), DType::I64);
+  i = ew(Mode::ADD, {i, ew(Mode::MUL, {cvt(ew(Mode::LT, {i, i64(0)}), DType::I64), i64(dim)})});
+  ValueId in_range = ew(Mode::AND, {ew(Mode::LEQ, {i64(0), i}), ew(Mode::LT, {i, i64(dim)})});
+  std::vector<int64_t> stride(rank, 1);
+  for (int k = rank - 2; k >= 0; --k) stride[k] = stride[k + 1] * ds[k + 1];
+  ValueId flat = ew(Mode::MUL, {i, i64(double(stride[axis]))});
+  for (int k = 0; k < rank; ++k)
+    if (k != axis && is[k] > 1)
+      flat = ew(Mode::ADD, {flat, ew(Mode::MUL, {iota(is[k], k, rank, pb::TensorProto::INT64),
+                                                 i64(double(stride[k]))})});
+  flat = where(in_range, flat, broadcast_to(reshape(i64(double(-total - 1)), Shape(rank, 1)), is));
+  Node n;
+  n.op = OpType::Gather;
+  n.attrs["axis"] = int64_t(0);
+  n.inputs = {reshape(data, {total}), flat};
+  set_rt(0, emit(std::move(n), "gather"));
 }
 
 // -input[n, target[n, d...], d...] * weight[target], over [N, C, d...] scores and [N, d...]
