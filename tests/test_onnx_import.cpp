@@ -18,6 +18,7 @@
 #include "runtime/ir/error.h"
 #include "runtime/ops/half.h"
 #include "tests/support/onnx_builder.h"
+#include "tests/support/scoped_env.h"
 #include "tests/support/temp_dir.h"
 
 namespace hf {
@@ -1028,6 +1029,34 @@ TEST(onnx, ExternalData) {
   Graph g = import(m, dir);
   auto r = run(g, {tensor(DType::F32, {3}, {1, 1, 1})});
   expect_close({20, 60, 120}, r[0].v, 0, 0);
+}
+
+// A tiny model pointing at a huge (sparse) external file is refused by the memory cap from
+// the declared sizes, before a byte of the file is read.
+TEST(onnx, ExternalDataIsCheckedAgainstTheMemoryCapBeforeItIsRead) {
+  TempDir dir;
+  {
+    std::ofstream(dir.root / "big.bin").put('\0');
+  }
+  fs::resize_file(dir.root / "big.bin", int64_t(512) << 20);  // sparse: nothing written
+  Model m;
+  m.input("x", TP::FLOAT, {1});
+  auto& t = external(m, "w", "big.bin");
+  t.set_dims(0, int64_t(128) << 20);  // 512 MiB of floats
+  m.node("ReduceSum", {"w"}, {"s"});
+  m.node("Add", {"x", "s"}, {"y"});
+  m.output("y");
+  ScopedEnv cap("HOTFUSE_MAX_BYTES", "1M");
+  std::string e = "(no error)";
+  try {
+    import(m, dir);
+  } catch (const Error& err) {
+    e = err.what();
+  }
+  EXPECT_NE(e.find("holding the model's 1 initializers needs 536870912 bytes, more than the limit "
+                   "of 1048576 bytes (HOTFUSE_MAX_BYTES)"),
+            std::string::npos)
+      << e;
 }
 
 TEST(onnx, ExternalDataMustStayInsideTheModelDirectory) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "runtime/io/onnx_internal.h"
+#include "runtime/ir/memory_cap.h"
 #include "runtime/ir/op_table.h"
 
 namespace hf {
@@ -145,6 +146,19 @@ void Importer::read_initializers() {
   if (gp.sparse_initializer_size() > 0)
     throw Error("initializer '" + gp.sparse_initializer(0).values().name() +
                 "': sparse initializers are not supported");
+  // Every initializer is held by the plan: their declared sizes together must fit the cap
+  // before any is read (external data files included).
+  int64_t total = 0;
+  for (const pb::TensorProto& t : gp.initializer()) {
+    try {
+      total += tensor_bytes(t);  // each at most 2^43 bytes: the sum cannot overflow
+    } catch (const Error& e) {
+      throw Error("initializer '" + t.name() + "': " + e.what());
+    }
+  }
+  check_memory_cap(static_cast<size_t>(total), "holding the model's " +
+                                                   std::to_string(gp.initializer_size()) +
+                                                   " initializers");
   for (const pb::TensorProto& t : gp.initializer()) {
     const std::string what = "initializer '" + t.name() + "'";
     if (t.name().empty()) throw Error("an initializer has no name");

@@ -70,6 +70,8 @@ void cast_element(const ConstTensor& from, int64_t k, ConstTensor& to, int64_t a
 // Decodes an initializer or a Constant's value. External data is read from `model_dir`
 // (empty: external data is an error). Messages name nothing; callers prefix them.
 ConstTensor decode_tensor(const pb::TensorProto& t, const std::filesystem::path& model_dir);
+// The bytes its elements take in their own type, as the dimensions declare (overflow-checked).
+int64_t tensor_bytes(const pb::TensorProto& t);
 
 // --- shape rules shared by folding and lowering (throw hf::Error on bad arguments) -------
 

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "runtime/io/onnx_internal.h"
+#include "runtime/ir/memory_cap.h"
 #include "runtime/ops/half.h"
 
 namespace hf::onnx_detail {
@@ -431,6 +432,11 @@ void check_count(const Field& field, int64_t n, const char* name) {
 
 }  // namespace
 
+int64_t tensor_bytes(const TP& t) {
+  return checked_numel(Shape(t.dims().begin(), t.dims().end()), "tensor") *
+         static_cast<int64_t>(is_numeric_elem(t.data_type()) ? raw_size(t.data_type()) : 1);
+}
+
 ConstTensor decode_tensor(const TP& t, const fs::path& model_dir) {
   int32_t type = t.data_type();
   if (!is_numeric_elem(type))
@@ -441,9 +447,15 @@ ConstTensor decode_tensor(const TP& t, const fs::path& model_dir) {
   size_t esize = raw_size(type);
   int64_t bytes = n * static_cast<int64_t>(esize);  // n <= 2^40, esize <= 8: no overflow
 
+  // Held while decoding: the values as 8-byte numbers, and external data's bytes read
+  // from its file. Checked before anything is read or allocated (a 100-byte model may
+  // point at a file of any size).
+  const bool is_external = t.data_location() == TP::EXTERNAL;
+  check_memory_cap(static_cast<size_t>(n) * 8 + (is_external ? static_cast<size_t>(bytes) : 0),
+                   "decoding the tensor");
   std::string external;
   const std::string* raw = nullptr;
-  if (t.data_location() == TP::EXTERNAL) {
+  if (is_external) {
     external = read_external(t, model_dir, bytes);
     raw = &external;
   } else if (t.has_raw_data()) {
