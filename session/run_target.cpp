@@ -107,15 +107,21 @@ class CudaRunTarget final : public RunTarget {
 
 }  // namespace
 
-void settle(Session& s, std::span<const TensorView> inputs, double timeout_s,
+void settle(Session& s, std::span<const TensorView> inputs, SettleBound bound,
             const std::string& then, const std::function<void()>& after_each) {
   const auto t0 = std::chrono::steady_clock::now();
-  while (!s.settled()) {
+  for (int64_t n = 1; !s.settled(); ++n) {
     s.run(inputs);
     if (after_each) after_each();
-    if (std::chrono::steady_clock::now() - t0 > std::chrono::duration<double>(timeout_s)) {
-      std::cerr << "hotfuse-run: still " << phase_name(s.phase()) << " after " << timeout_s
+    if (s.settled()) return;
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::duration<double>(bound.seconds)) {
+      std::cerr << "hotfuse-run: still " << phase_name(s.phase()) << " after " << bound.seconds
                 << " s (--settle-timeout); " << then << "\n";
+      return;
+    }
+    if (n >= bound.iterations) {
+      std::cerr << "hotfuse-run: still " << phase_name(s.phase()) << " after " << n
+                << (n == 1 ? " iteration" : " iterations") << " (--settle-iters); " << then << "\n";
       return;
     }
   }

@@ -27,10 +27,18 @@ class RunTarget {
   virtual void print_device_profile(Session& s, std::span<const TensorView> inputs, int iters) {}
 };
 
-// Runs `s` on `inputs` (in the target's memory) until it settles; past `timeout_s` one line
-// on stderr says where it stopped, ending with `then` ("measuring as it is"). `after_each`
-// runs after every iteration (the launcher prints the session's events there).
-void settle(Session& s, std::span<const TensorView> inputs, double timeout_s,
+// How long a launcher lets a session settle: seconds (--settle-timeout) and iterations
+// (--settle-iters), whichever ends first. A tiny graph runs many thousands of iterations
+// per second while a kernel compiles; the count bounds that.
+struct SettleBound {
+  double seconds = 300;
+  int64_t iterations = 1000000;
+};
+
+// Runs `s` on `inputs` (in the target's memory) until it settles; past either bound one
+// line on stderr says where it stopped, ending with `then` ("measuring as it is").
+// `after_each` runs after every iteration (the launcher prints the session's events there).
+void settle(Session& s, std::span<const TensorView> inputs, SettleBound bound,
             const std::string& then, const std::function<void()>& after_each = {});
 
 // `cuda`: the CUDA backend BackendChoice made (it must outlive the target), or null for

@@ -24,6 +24,13 @@ foreach(ex ${HF_EXAMPLES})
       FAIL_REGULAR_EXPRESSION "internal error|failed to compile")
   endforeach()
 endforeach()
+# The settle phase is bounded by iterations too: 5 cannot settle (warm-up and profiling
+# alone take more), so the run says where it stopped and measures as it is.
+add_test(NAME cli_settle_iters
+         COMMAND hotfuse-run ${PROJECT_SOURCE_DIR}/traces/graphs/abc.json --iters 1
+                 --settle-iters 5 --backend cpu)
+set_tests_properties(cli_settle_iters PROPERTIES ENVIRONMENT "${HF_TEST_ENV}"
+  PASS_REGULAR_EXPRESSION "still [a-z]+ after 5 iterations \\(--settle-iters\\); measuring as it is")
 add_test(NAME cli_shapes
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_shapes.sh $<TARGET_FILE:hotfuse-run>
                  ${PROJECT_SOURCE_DIR})

@@ -45,7 +45,7 @@ Runner make_runner(const CheckOptions& o, const Graph& g,
   r.target = make_run_target(o.cuda, o.threads, so.policy != FusionPolicy::Off);
   r.in = std::make_unique<DeviceInputs>(r.target->backend(), first_inputs);
   r.session = std::make_unique<Session>(g, r.target->session_target(), r.target->machine(), so);
-  settle(*r.session, r.in->views, o.settle_timeout, "checking as it is");
+  settle(*r.session, r.in->views, o.settle, "checking as it is");
   for (const RegionRecord& rr : r.session->regions())
     if (rr.state == RegionState::Failed)
       std::fprintf(stderr, "hotfuse-run: %s\n", printable(rr.reason).c_str());

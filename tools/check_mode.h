@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "session/run_target.h"
 #include "session/session.h"
 
 namespace hf {
@@ -16,8 +17,8 @@ struct CheckOptions {
   std::filesystem::path dir;
   double atol = 1e-3, rtol = 1e-3;  // onnx_test_runner's defaults
   int threads = 0;
-  SessionOptions session;       // its policy is the --fusion mode
-  double settle_timeout = 300;  // seconds to wait for the session to settle
+  SessionOptions session;  // its policy is the --fusion mode
+  SettleBound settle;      // how long the session may take to settle (--settle-timeout, -iters)
   // The CUDA backend (choose_backend's), or null: the CPU. Every --fusion mode runs on both.
   Backend* cuda = nullptr;
 };

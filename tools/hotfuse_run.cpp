@@ -61,8 +61,9 @@ struct Options {
   int64_t expected_iters = 10000;
   bool sync_compile = false;
   double settle_timeout = 300;  // seconds
-  std::string dump;             // --dump DIR (docs/dumps.md)
-  bool force = false;           // --force: overwrite the dump's files in a non-empty DIR
+  int64_t settle_iters = 1000000;
+  std::string dump;    // --dump DIR (docs/dumps.md)
+  bool force = false;  // --force: overwrite the dump's files in a non-empty DIR
   // TensorProto files (docs/onnx.md)
   std::string check;  // --check DIR: run DIR's test data sets, compare the outputs
   double atol = 1e-3, rtol = 1e-3;
@@ -169,7 +170,7 @@ int run(const Options& o) {
     c.rtol = o.rtol;
     c.threads = o.threads;
     c.session = session_options(o);
-    c.settle_timeout = o.settle_timeout;
+    c.settle = {o.settle_timeout, o.settle_iters};
     return run_check(c);
   }
   // Refused before the graph is read: a missing device costs nothing.
@@ -205,7 +206,7 @@ int run(const Options& o) {
     for (const SessionEvent& e : session.take_events())
       std::cout << "iter " << e.iteration << ": " << printable(e.text) << "\n";
   };
-  settle(session, in.views, o.settle_timeout, "measuring as it is", print_events);
+  settle(session, in.views, {o.settle_timeout, o.settle_iters}, "measuring as it is", print_events);
   std::span<const TensorView> out;
   for (int i = 0; i < o.iters; ++i) {
     out = session.run(in.views);
@@ -433,6 +434,10 @@ int main(int argc, char** argv) {
   app.add_option("--settle-timeout", o.settle_timeout,
                  "adaptive: seconds to wait for compiles and swaps before timing --iters")
       ->check(number_in(0, 1e9))
+      ->capture_default_str();
+  app.add_option("--settle-iters", o.settle_iters,
+                 "adaptive: iterations to run at most while compiles and swaps settle")
+      ->check(integer_in(1, 1000000000))
       ->capture_default_str();
   app.add_option("--report", o.report, "write a JSON summary (docs/report.md) to this file");
   app.add_option("--dump", o.dump,
