@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <thread>
 
@@ -17,6 +18,35 @@
 extern char** environ;
 
 namespace hf::fusion {
+
+namespace {
+
+// Process groups of the children running now; 0 marks a free slot. A fixed array of
+// atomics, so a signal handler can read it. More concurrent children than slots are not
+// registered (the compile worker runs one at a time).
+constexpr int kMaxTracked = 64;
+std::atomic<pid_t> g_running[kMaxTracked];
+
+int track(pid_t pid) {
+  for (int k = 0; k < kMaxTracked; ++k) {
+    pid_t free = 0;
+    if (g_running[k].compare_exchange_strong(free, pid)) return k;
+  }
+  return -1;
+}
+
+}  // namespace
+
+void kill_running_processes() noexcept {
+  for (auto& slot : g_running)
+    if (pid_t pid = slot.load(); pid > 0) ::kill(-pid, SIGKILL);
+}
+
+int running_processes() noexcept {
+  int n = 0;
+  for (auto& slot : g_running) n += slot.load() > 0;
+  return n;
+}
 
 std::string ProcessResult::status() const {
   if (!started) return "could not start: " + error;
@@ -72,6 +102,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
     return r;
   }
   r.started = true;
+  // Unregistered once reaped (below), so a killed group's id is never signalled after the
+  // kernel could have reused it.
+  const int slot = track(pid);
   if (nice > 0)  // the whole group: children the driver has already forked inherit it too
     ::setpriority(PRIO_PGRP, pid, std::min(19, ::getpriority(PRIO_PROCESS, 0) + nice));
 
@@ -112,6 +145,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
     if (w == pid || (w < 0 && errno != EINTR)) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  if (slot >= 0) g_running[slot].store(0);
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status) && !r.timed_out) r.signal = WTERMSIG(status);
   return r;

@@ -24,7 +24,15 @@ struct ProcessResult {
 // argv[0] is looked up in PATH when it has no '/'. stdin is /dev/null. `nice` lowers the
 // priority of the process group by that much (the adaptive session compiles while
 // iterations run: the compiler should take what the executor leaves).
+// The process runs in a process group of its own, registered while it runs (below).
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                           size_t max_output = size_t(1) << 20, int nice = 0);
+
+// SIGKILL to the process group of every run_process child still running. Async-signal-safe:
+// a launcher's SIGTERM/SIGINT handler calls it, so a compiler (a group of its own, which a
+// terminal's or a job's signal does not reach) does not outlive the run.
+void kill_running_processes() noexcept;
+// How many run_process children are running now (tests wait on it).
+int running_processes() noexcept;
 
 }  // namespace hf::fusion

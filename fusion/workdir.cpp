@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "fusion/embedded_headers.h"
+#include "fusion/leftovers.h"
 #include "runtime/io/secure_fs.h"
 #include "runtime/ir/error.h"
 
@@ -80,6 +81,7 @@ std::shared_ptr<Workdir> Workdir::open(const std::optional<std::filesystem::path
   } else {
     std::string base = env("TMPDIR");
     if (base.empty()) base = "/tmp";
+    remove_abandoned_workdirs(base);
     std::string templ = (std::filesystem::path(base) / "hotfuse-jit-XXXXXX").string();
     if (!::mkdtemp(templ.data()))
       throw Error("cannot create a JIT work directory under " + base + ": " +
@@ -92,15 +94,22 @@ std::shared_ptr<Workdir> Workdir::open(const std::optional<std::filesystem::path
   if (!fd.valid())
     throw Error("JIT work directory " + w->path_.string() + ": " + fsutil::errno_text(errno));
   w->fd_ = fd.release();
+  if (w->fresh_ && !keep)
+    w->lock_fd_ = lock_workdir(w->fd_);  // a kept directory has no lock: never "abandoned"
+  else if (!w->fresh_)
+    remove_dead_temporaries(w->fd_);  // a shared MGB_JIT_WORKDIR: killed runs' .so.tmp files
   return w;
 }
 
 Workdir::~Workdir() {
   if (!keep_) cleanup();
+  if (lock_fd_ >= 0) ::close(lock_fd_);
   if (fd_ >= 0) ::close(fd_);
 }
 
 void Workdir::cleanup() noexcept {
+  // A directory that stays (retained logs) must not look abandoned to the next run.
+  if (lock_fd_ >= 0 && !(fresh_ && retained_.empty())) ::unlinkat(fd_, ".lock", 0);
   if (fresh_ && retained_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);  // does not follow symlinks inside

@@ -49,7 +49,8 @@ class Workdir {
   void cleanup() noexcept;
 
   std::filesystem::path path_;
-  int fd_ = -1;  // path_, opened without following symlinks
+  int fd_ = -1;       // path_, opened without following symlinks
+  int lock_fd_ = -1;  // holds path_/.lock for a fresh directory (fusion/leftovers.h)
   bool keep_ = false;
   bool fresh_ = false;    // a mkdtemp dir: everything in it is ours
   bool created_ = false;  // we made path_ (fresh or a missing MGB_JIT_WORKDIR)

@@ -31,6 +31,10 @@ add_test(NAME cli_settle_iters
                  --settle-iters 5 --backend cpu)
 set_tests_properties(cli_settle_iters PROPERTIES ENVIRONMENT "${HF_TEST_ENV}"
   PASS_REGULAR_EXPRESSION "still [a-z]+ after 5 iterations \\(--settle-iters\\); measuring as it is")
+add_test(NAME cli_sigterm
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_sigterm.sh $<TARGET_FILE:hotfuse-run>
+                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_sigterm PROPERTIES TIMEOUT 180)
 add_test(NAME cli_shapes
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_shapes.sh $<TARGET_FILE:hotfuse-run>
                  ${PROJECT_SOURCE_DIR})

@@ -3,7 +3,11 @@
 #include "fusion/host_compiler.h"
 
 #include <gtest/gtest.h>
+
+#include <csignal>
+
 #include <unistd.h>
+#include <thread>
 
 #include <chrono>
 #include <cstdlib>
@@ -59,10 +63,10 @@ TEST_F(HostCompilerTest, CompilesLoadsAndRuns) {
   EXPECT_EQ(read(r.source_file), kKernel);
   EXPECT_EQ(r.log_file, workdir_->path() / "hf_test_add_relu.log");
   EXPECT_NE(read(r.log_file).find("-march=native"), std::string::npos);
-  // No temp output left beside the library.
+  // No temp output left beside the library (.lock marks a live work directory).
   int files = 0;
   for (const auto& e : fs::directory_iterator(workdir_->path()))
-    files += e.path().filename().string().rfind(".", 0) == 0;
+    files += e.path().filename().string().rfind(".", 0) == 0 && e.path().filename() != ".lock";
   EXPECT_EQ(files, 0);
 
   HostLibrary lib(r.library);
@@ -189,6 +193,22 @@ TEST(RunProcess, TimeoutKillsTheProcessGroup) {
   EXPECT_TRUE(r.timed_out);
   EXPECT_FALSE(r.ok());
   EXPECT_LT(s, 5.0);
+}
+
+// What a launcher's SIGTERM handler calls: every running child's whole group is killed, so
+// run_process returns (the grandchild holding the pipe is dead too) long before its timeout.
+TEST(RunProcess, KillRunningProcessesEndsTheirGroups) {
+  ProcessResult r;
+  std::thread t([&] {
+    r = run_process({"sh", "-c", "sleep 300 & sleep 300"}, std::chrono::hours(1));
+  });
+  while (running_processes() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill_running_processes();
+  t.join();
+  EXPECT_TRUE(r.started);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.signal, SIGKILL);
+  EXPECT_EQ(running_processes(), 0);
 }
 
 }  // namespace

@@ -1204,13 +1204,14 @@ TEST(onnx, ErrorsNameTheFileAndTheNode) {
   }
   {
     Model m;
-    m.input("x", TP::FLOAT, {4, 3});
-    m.init_int64s("i", {2}, {1, 2});
-    m.node("Tile", {"x", "i"}, {"y"}, "g");
+    m.input("n", TP::INT64, {});
+    m.init_int64s("start", {}, {0});
+    m.init_int64s("step", {}, {1});
+    m.node("Range", {"start", "n", "step"}, {"y"}, "g");
     m.output("y");
     EXPECT_EQ(import_error(m),
-              "m.onnx: node 0 'g' (Tile): unsupported op (on run-time data; "
-              "Tile is only folded when its inputs are constants)");
+              "m.onnx: node 0 'g' (Range): unsupported op (on run-time data; "
+              "Range is only folded when its inputs are constants)");
   }
   {
     Model m;

@@ -2,8 +2,11 @@
 // private-directory rules, and that cleanup removes only what the Workdir wrote.
 #include "fusion/workdir.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -221,6 +224,67 @@ TEST(JitBackend, FromEnv) {
     EXPECT_NE(std::string(err.what()).find("MGB_JIT_BACKEND=HALIDE"), std::string::npos)
         << err.what();
   }
+}
+
+// Killed runs' leftovers (fusion/leftovers.h): a fresh work directory whose .lock nobody
+// holds is removed by the next run; a live one (its lock held), a kept one (no lock), a
+// symlink and another name stay.
+TEST_F(WorkdirTest, AbandonedWorkdirsOfKilledRunsAreRemovedByTheNextRun) {
+  ScopedEnv tmp("TMPDIR", scratch_.c_str());
+  for (const char* d : {"hotfuse-jit-dead", "hotfuse-jit-live", "hotfuse-jit-kept", "other"}) {
+    fs::create_directory(scratch_ / d);
+    touch(scratch_ / d / "k.cpp", "x");
+  }
+  for (const char* d : {"hotfuse-jit-dead", "hotfuse-jit-live", "other"})
+    touch(scratch_ / d / ".lock", "");
+  fs::create_directory(scratch_ / "target");
+  touch(scratch_ / "target" / ".lock", "");
+  fs::create_directory_symlink(scratch_ / "target", scratch_ / "hotfuse-jit-link");
+  int held = ::open((scratch_ / "hotfuse-jit-live" / ".lock").c_str(), O_RDWR);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX), 0);
+  {
+    auto w = Workdir::open(std::nullopt, false);
+    // Its own directory is marked live: a second process would leave it alone.
+    int probe = ::open((w->path() / ".lock").c_str(), O_RDWR);
+    ASSERT_GE(probe, 0);
+    EXPECT_NE(::flock(probe, LOCK_EX | LOCK_NB), 0);
+    ::close(probe);
+  }
+  ::close(held);
+  EXPECT_FALSE(fs::exists(scratch_ / "hotfuse-jit-dead"));
+  EXPECT_TRUE(fs::exists(scratch_ / "hotfuse-jit-live" / "k.cpp"));
+  EXPECT_TRUE(fs::exists(scratch_ / "hotfuse-jit-kept" / "k.cpp"));
+  EXPECT_TRUE(fs::exists(scratch_ / "other" / "k.cpp"));
+  EXPECT_TRUE(fs::exists(scratch_ / "target" / ".lock"));
+  EXPECT_TRUE(fs::is_symlink(scratch_ / "hotfuse-jit-link"));
+}
+
+// A shared MGB_JIT_WORKDIR: compiler temporaries of dead processes, once old, are removed;
+// a live process's, or a fresh one, stay.
+TEST_F(WorkdirTest, DeadCompilersTemporariesInASharedWorkdirAreRemoved) {
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  ::waitpid(dead, nullptr, 0);
+  fs::path shared = scratch_ / "shared";
+  fs::create_directory(shared, scratch_);
+  fs::permissions(shared, fs::perms::owner_all);
+  auto temp = [&](pid_t pid, const char* tag, bool old) {
+    fs::path p = shared / (".hf_k.so.tmp-" + std::to_string(pid) + "-1-" + tag);
+    touch(p, "partial");
+    if (old) {
+      timespec times[2] = {{::time(nullptr) - 3600, 0}, {::time(nullptr) - 3600, 0}};
+      ::utimensat(AT_FDCWD, p.c_str(), times, 0);
+    }
+    return p;
+  };
+  fs::path gone = temp(dead, "a", true), fresh = temp(dead, "b", false),
+           live = temp(::getpid(), "c", true);
+  Workdir::open(shared, false);
+  EXPECT_FALSE(fs::exists(gone));
+  EXPECT_TRUE(fs::exists(fresh));
+  EXPECT_TRUE(fs::exists(live));
 }
 
 }  // namespace

@@ -6,9 +6,11 @@
 //
 // Exit codes: 0 success, 2 bad input (file, graph, option), 1 internal error (including
 // fused results that do not match unfused ones).
+#include <signal.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
+
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -20,6 +22,7 @@
 
 #include "dump/dump_dir.h"
 #include "dump/write_dump.h"
+#include "fusion/subprocess_util.h"
 #include "fusion/workdir.h"
 #include "profiler/step_times.h"
 #include "profiler/table_text.h"
@@ -388,10 +391,31 @@ void check_option_combinations(const CLI::App& app, const Options& o) {
 
 }  // namespace
 
+// SIGTERM, SIGINT and SIGHUP end the run as they would, after killing the compilers it
+// runs: each is a process group of its own, which the signal (from a terminal, a job
+// control or a service manager) does not reach. A signal the parent ignores stays ignored.
+extern "C" void end_with_compilers(int sig) {
+  fusion::kill_running_processes();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void forward_termination_to_compilers() {
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa {};
+    sa.sa_handler = end_with_compilers;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
 int main(int argc, char** argv) {
   // Over a file size limit, a write fails (EFBIG, handled like a full disk: the cache and
   // JIT fall back) instead of the signal killing the run.
   std::signal(SIGXFSZ, SIG_IGN);
+  forward_termination_to_compilers();
   Options o;
   CLI::App app{"hotfuse-run: run a graph on random inputs, profile every operator, fuse"};
   app.add_option("GRAPH", o.graph,

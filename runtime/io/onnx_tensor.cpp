@@ -447,15 +447,14 @@ ConstTensor decode_tensor(const TP& t, const fs::path& model_dir) {
   size_t esize = raw_size(type);
   int64_t bytes = n * static_cast<int64_t>(esize);  // n <= 2^40, esize <= 8: no overflow
 
-  // Held while decoding: the values as 8-byte numbers, and external data's bytes read
-  // from its file. Checked before anything is read or allocated (a 100-byte model may
-  // point at a file of any size).
-  const bool is_external = t.data_location() == TP::EXTERNAL;
-  check_memory_cap(static_cast<size_t>(n) * 8 + (is_external ? static_cast<size_t>(bytes) : 0),
-                   "decoding the tensor");
+  // Held while decoding: the values as 8-byte numbers, and external data's bytes read from
+  // its file; checked before the file is read (a 100-byte model may point at a file of any
+  // size) and before anything is allocated.
+  const size_t decoded = static_cast<size_t>(n) * 8;
   std::string external;
   const std::string* raw = nullptr;
-  if (is_external) {
+  if (t.data_location() == TP::EXTERNAL) {
+    check_memory_cap(decoded + static_cast<size_t>(bytes), "decoding the tensor");
     external = read_external(t, model_dir, bytes);
     raw = &external;
   } else if (t.has_raw_data()) {
@@ -464,6 +463,7 @@ ConstTensor decode_tensor(const TP& t, const fs::path& model_dir) {
   if (raw && static_cast<int64_t>(raw->size()) != bytes)
     throw Error("raw_data has " + std::to_string(raw->size()) + " bytes, " + elem_type_name(type) +
                 to_string(shape) + " needs " + std::to_string(bytes));
+  if (raw) check_memory_cap(decoded, "decoding the tensor");
 
   ConstTensor c;
   c.type = type;
