@@ -26,6 +26,7 @@
 #include "fusion/workdir.h"
 #include "profiler/step_times.h"
 #include "profiler/table_text.h"
+#include "runtime/cpu/thread_pool.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/device_inputs.h"
 #include "runtime/exec/executor.h"
@@ -122,6 +123,7 @@ void write_report(const std::string& path, const nlohmann::json& doc) {
 void check_configuration(const Options& o) {
   fusion::check_jit_environment();  // MGB_JIT_KEEP_INTERM, MGB_JIT_BACKEND, MGB_JIT_WORKDIR
   memory_cap_bytes();               // HOTFUSE_MAX_BYTES
+  cpu::ThreadPool::size_from_environment();  // HOTFUSE_NUM_THREADS, on the CUDA backend too
   if (!o.report.empty()) fsutil::check_output_file(o.report, "--report");
   if (!o.dump.empty()) dump::DumpDir::check(o.dump, o.force, "--dump");
   if (!o.save_outputs.empty()) dump::DumpDir::check(o.save_outputs, o.force, "--save-outputs");

@@ -64,6 +64,10 @@ int threads_from_env() {
 
 }  // namespace
 
+int ThreadPool::size_from_environment() {
+  return threads_from_env();
+}
+
 struct ThreadPool::Impl {
   int size = 1;
   std::vector<std::thread> workers;

@@ -30,6 +30,9 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int size() const;
+  // The size a pool built with threads <= 0 gets (HOTFUSE_NUM_THREADS, else the hardware
+  // threads); hf::Error for a bad value. A launcher checks it first, on any backend.
+  static int size_from_environment();
 
   // Calls fn(begin, end) on disjoint chunks covering [0, n). Chunks hold at least `grain`
   // items, so small problems run on the calling thread alone, with no wake-up cost.
