@@ -9,20 +9,7 @@ run=$1 root=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 /usr/bin/python3 "$root/tests/make_check_model.py" "$tmp/chain" || exit $?
-failures=0
-check() {  # check RC PATTERN args...
-  local rc=$1 pattern=$2
-  shift 2
-  "$run" "$@" >"$tmp/out" 2>&1
-  local got=$?
-  if [ $got != "$rc" ] || ! grep -qE -- "$pattern" "$tmp/out"; then
-    echo "FAIL: hotfuse-run $* -> exit $got, wanted $rc and /$pattern/:" >&2
-    sed 's/^/    /' "$tmp/out" >&2
-    failures=$((failures + 1))
-  else
-    echo "ok: $* -> $(grep -m1 -E -- "$pattern" "$tmp/out")"
-  fi
-}
+source "$(dirname "$0")/expect_run.sh"
 fuse=(--sync-compile --min-saving 0 --expected-iters 1000000000)
 check 0 "^2 of 2 data sets passed" --check "$tmp/chain" --fusion adaptive "${fuse[@]}"
 for level in off static all; do

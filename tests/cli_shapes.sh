@@ -11,20 +11,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 /usr/bin/python3 "$root/tests/make_batch_model.py" "$tmp/m" || exit $?
 export HOTFUSE_CACHE_DIR="$tmp/cache"  # empty: the first batch size compiles
-failures=0
-check() {  # check RC PATTERN args...
-  local rc=$1 pattern=$2
-  shift 2
-  "$run" "$@" >"$tmp/out" 2>&1
-  local got=$?
-  if [ $got != "$rc" ] || ! grep -qE -- "$pattern" "$tmp/out"; then
-    echo "FAIL: hotfuse-run $* -> exit $got, wanted $rc and /$pattern/:" >&2
-    sed 's/^/    /' "$tmp/out" >&2
-    failures=$((failures + 1))
-  else
-    echo "ok: $* -> $(grep -m1 -E -- "$pattern" "$tmp/out")"
-  fi
-}
+source "$(dirname "$0")/expect_run.sh"
 m="$tmp/m/model.onnx"
 check 0 "^input shapes 1 of 3 \(x \[1,64\]\): kernels compiled [1-9]" --check "$tmp/m" --fusion all --threads 1 --backend cpu
 for k in 2 3; do

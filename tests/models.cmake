@@ -36,8 +36,8 @@ endforeach()
 
 # The models as a current PyTorch exports them (models/export_models.py --current: torch's
 # default exporter and opset, 20 for torch 2.15, with a symbolic batch dimension), each
-# checked against torch at batch 1, 4 and 16 in one process (tests/model_check_shapes.sh:
-# the batch sizes after the first must compile no kernel). Needs a PyPI torch in a venv
+# checked against torch at batch 1, 4 and 16 in one process (tests/model_check.sh: the
+# batch sizes after the first must compile no kernel). Needs a PyPI torch in a venv
 # (HF_TORCH_PYTHON; Debian's torch is 1.13), else skipped with that reason.
 set(HF_TORCH_PYTHON "" CACHE FILEPATH
     "Python with PyPI torch >= 2.9, torchvision and onnxscript (models/export_models.py --current)")
@@ -50,7 +50,7 @@ set_tests_properties(models_export_current PROPERTIES
 foreach(model resnet18 mobilenet_v2 gpt2_block resnet50 bert_layer)
   foreach(level off all)
     add_test(NAME model_current_${model}_${level}
-             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/model_check_shapes.sh
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/model_check.sh
                      $<TARGET_FILE:hotfuse-run> ${HF_MODELS_CURRENT_DIR} ${model} ${level}
                      --backend cpu --threads 2)
     set_tests_properties(model_current_${model}_${level} PROPERTIES

@@ -8,6 +8,26 @@
 
 namespace hf::onnx_detail {
 
+namespace {
+
+// LayerNormalization's and RMSNormalization's attributes: the axes from `axis` (default -1)
+// to the last, the type stash_type asks to compute in (1, the default: f32) and epsilon.
+struct TrailingAxes {
+  std::vector<int64_t> axes;
+  DType compute;
+  double eps;
+};
+
+TrailingAxes trailing_axes(const OnnxNode& n, int rank, DType t) {
+  TrailingAxes r;
+  for (int a = norm_axis(n.attr_int("axis", -1), rank, "axis"); a < rank; ++a) r.axes.push_back(a);
+  r.compute = n.attr_int("stash_type", 1) == 1 ? DType::F32 : t;
+  r.eps = n.attr_float("epsilon", 1e-5);
+  return r;
+}
+
+}  // namespace
+
 // (x - mean) / sqrt(var + eps) over `axes`, the mean and variance of x's own type.
 Importer::Standardized Importer::standardize(ValueId x, const std::vector<int64_t>& axes,
                                              double eps) {
@@ -27,12 +47,7 @@ void Importer::lower_layernorm() {
   ValueId X = rt(0);
   DType t = dtype_of(X);
   if (!is_float(t)) throw Error("needs a float input");
-  int rank = static_cast<int>(shape_of(X).size());
-  int ax = norm_axis(cur_->attr_int("axis", -1), rank, "axis");
-  std::vector<int64_t> axes;
-  for (int a = ax; a < rank; ++a) axes.push_back(a);
-  DType c = cur_->attr_int("stash_type", 1) == 1 ? DType::F32 : t;
-  double eps = cur_->attr_float("epsilon", 1e-5);
+  auto [axes, c, eps] = trailing_axes(*cur_, static_cast<int>(shape_of(X).size()), t);
   Standardized z = standardize(cvt(X, c), axes, eps);
   ValueId y = ew(Mode::MUL, {z.y, cvt(rt(1), c)}, "scale");
   if (cur_->has_input(2)) y = ew(Mode::ADD, {y, cvt(rt(2), c)}, "bias");
@@ -107,12 +122,7 @@ void Importer::lower_rmsnorm() {
   ValueId X = rt(0);
   DType t = dtype_of(X);
   if (!is_float(t)) throw Error("needs a float input");
-  int rank = static_cast<int>(shape_of(X).size());
-  int ax = norm_axis(cur_->attr_int("axis", -1), rank, "axis");
-  std::vector<int64_t> axes;
-  for (int a = ax; a < rank; ++a) axes.push_back(a);
-  DType c = cur_->attr_int("stash_type", 1) == 1 ? DType::F32 : t;
-  double eps = cur_->attr_float("epsilon", 1e-5);
+  auto [axes, c, eps] = trailing_axes(*cur_, static_cast<int>(shape_of(X).size()), t);
   ValueId x = cvt(X, c);
   ValueId ms = reduce(ew(Mode::SQUARE, {x}), "MEAN", axes, true);
   ValueId inv =

@@ -19,86 +19,55 @@ using TP = pb::TensorProto;
 
 std::string elem_type_name(int32_t t) {
   switch (t) {
-    case TP::FLOAT:
-      return "FLOAT";
-    case TP::UINT8:
-      return "UINT8";
-    case TP::INT8:
-      return "INT8";
-    case TP::UINT16:
-      return "UINT16";
-    case TP::INT16:
-      return "INT16";
-    case TP::INT32:
-      return "INT32";
-    case TP::INT64:
-      return "INT64";
-    case TP::STRING:
-      return "STRING";
-    case TP::BOOL:
-      return "BOOL";
-    case TP::FLOAT16:
-      return "FLOAT16";
-    case TP::DOUBLE:
-      return "DOUBLE";
-    case TP::UINT32:
-      return "UINT32";
-    case TP::UINT64:
-      return "UINT64";
-    case TP::COMPLEX64:
-      return "COMPLEX64";
-    case TP::COMPLEX128:
-      return "COMPLEX128";
-    case TP::BFLOAT16:
-      return "BFLOAT16";
-    case TP::UNDEFINED:
-      return "UNDEFINED";
+    case TP::FLOAT: return "FLOAT";
+    case TP::UINT8: return "UINT8";
+    case TP::INT8: return "INT8";
+    case TP::UINT16: return "UINT16";
+    case TP::INT16: return "INT16";
+    case TP::INT32: return "INT32";
+    case TP::INT64: return "INT64";
+    case TP::STRING: return "STRING";
+    case TP::BOOL: return "BOOL";
+    case TP::FLOAT16: return "FLOAT16";
+    case TP::DOUBLE: return "DOUBLE";
+    case TP::UINT32: return "UINT32";
+    case TP::UINT64: return "UINT64";
+    case TP::COMPLEX64: return "COMPLEX64";
+    case TP::COMPLEX128: return "COMPLEX128";
+    case TP::BFLOAT16: return "BFLOAT16";
+    case TP::UNDEFINED: return "UNDEFINED";
   }
   // Types of ONNX releases newer than the protobuf schema this build reads (opsets 19-28):
   // named, so a model that uses one is refused with the type's own name.
-  static const char* const newer[] = {
-      "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",      "INT4",
-      "FLOAT4E2M1",   "FLOAT8E8M0",     "UINT2",      "INT2",           "FLOAT6E2M3", "FLOAT6E3M2"};
+  static const char* const newer[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                      "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1",
+                                      "FLOAT8E8M0", "UINT2", "INT2", "FLOAT6E2M3", "FLOAT6E3M2"};
   if (t >= 17 && t < 17 + static_cast<int32_t>(std::size(newer))) return newer[t - 17];
   return "type " + std::to_string(t);
 }
 
 std::optional<DType> to_dtype(int32_t t) {
   switch (t) {
-    case TP::FLOAT:
-      return DType::F32;
-    case TP::FLOAT16:
-      return DType::F16;
-    case TP::BFLOAT16:
-      return DType::BF16;
-    case TP::INT32:
-      return DType::I32;
-    case TP::INT64:
-      return DType::I64;
-    case TP::BOOL:
-      return DType::Bool;
-    case TP::UINT8:
-      return DType::U8;
+    case TP::FLOAT: return DType::F32;
+    case TP::FLOAT16: return DType::F16;
+    case TP::BFLOAT16: return DType::BF16;
+    case TP::INT32: return DType::I32;
+    case TP::INT64: return DType::I64;
+    case TP::BOOL: return DType::Bool;
+    case TP::UINT8: return DType::U8;
   }
   return std::nullopt;
 }
 
 int32_t to_elem_type(DType t) {
   switch (t) {
-    case DType::F32:
-      return TP::FLOAT;
-    case DType::F16:
-      return TP::FLOAT16;
-    case DType::BF16:
-      return TP::BFLOAT16;
-    case DType::I32:
-      return TP::INT32;
-    case DType::I64:
-      return TP::INT64;
-    case DType::Bool:
-      return TP::BOOL;
-    case DType::U8:
-      return TP::UINT8;
+    case DType::F32: return TP::FLOAT;
+    case DType::F16: return TP::FLOAT16;
+    case DType::BF16: return TP::BFLOAT16;
+    case DType::I32: return TP::INT32;
+    case DType::I64: return TP::INT64;
+    case DType::Bool: return TP::BOOL;
+    case DType::U8: return TP::UINT8;
   }
   return TP::UNDEFINED;
 }
@@ -109,19 +78,9 @@ bool is_float_elem(int32_t t) {
 
 bool is_numeric_elem(int32_t t) {
   switch (t) {
-    case TP::FLOAT:
-    case TP::UINT8:
-    case TP::INT8:
-    case TP::UINT16:
-    case TP::INT16:
-    case TP::INT32:
-    case TP::INT64:
-    case TP::BOOL:
-    case TP::FLOAT16:
-    case TP::DOUBLE:
-    case TP::UINT32:
-    case TP::UINT64:
-    case TP::BFLOAT16:
+    case TP::FLOAT: case TP::UINT8: case TP::INT8: case TP::UINT16: case TP::INT16:
+    case TP::INT32: case TP::INT64: case TP::BOOL: case TP::FLOAT16: case TP::DOUBLE:
+    case TP::UINT32: case TP::UINT64: case TP::BFLOAT16:
       return true;
   }
   return false;
@@ -160,10 +119,8 @@ ConstTensor make_const(int32_t type, Shape shape) {
   c.type = type;
   int64_t n = checked_numel(shape, "constant");
   c.shape = std::move(shape);
-  if (c.floating())
-    c.f.assign(static_cast<size_t>(n), 0.0);
-  else
-    c.i.assign(static_cast<size_t>(n), 0);
+  if (c.floating()) c.f.assign(static_cast<size_t>(n), 0.0);
+  else c.i.assign(static_cast<size_t>(n), 0);
   return c;
 }
 
@@ -177,35 +134,23 @@ ConstTensor int64_tensor(Shape shape, std::vector<int64_t> values) {
 
 double round_to(int32_t type, double v) {
   switch (type) {
-    case TP::FLOAT:
-      return static_cast<float>(v);
-    case TP::FLOAT16:
-      return to_f32(to_f16(static_cast<float>(v)));
-    case TP::BFLOAT16:
-      return to_f32(to_bf16(static_cast<float>(v)));
-    default:
-      return v;
+    case TP::FLOAT: return static_cast<float>(v);
+    case TP::FLOAT16: return to_f32(to_f16(static_cast<float>(v)));
+    case TP::BFLOAT16: return to_f32(to_bf16(static_cast<float>(v)));
+    default: return v;
   }
 }
 
 int64_t wrap_to(int32_t type, int64_t v) {
   switch (type) {
-    case TP::BOOL:
-      return v != 0;
-    case TP::INT8:
-      return static_cast<int8_t>(v);
-    case TP::UINT8:
-      return static_cast<uint8_t>(v);
-    case TP::INT16:
-      return static_cast<int16_t>(v);
-    case TP::UINT16:
-      return static_cast<uint16_t>(v);
-    case TP::INT32:
-      return static_cast<int32_t>(static_cast<uint32_t>(v));
-    case TP::UINT32:
-      return static_cast<uint32_t>(v);
-    default:
-      return v;
+    case TP::BOOL: return v != 0;
+    case TP::INT8: return static_cast<int8_t>(v);
+    case TP::UINT8: return static_cast<uint8_t>(v);
+    case TP::INT16: return static_cast<int16_t>(v);
+    case TP::UINT16: return static_cast<uint16_t>(v);
+    case TP::INT32: return static_cast<int32_t>(static_cast<uint32_t>(v));
+    case TP::UINT32: return static_cast<uint32_t>(v);
+    default: return v;
   }
 }
 
@@ -215,38 +160,14 @@ int64_t float_to_int(int32_t type, double v) {
   if (std::isnan(v)) return 0;
   double lo, hi;
   switch (type) {
-    case TP::INT8:
-      lo = -128;
-      hi = 127;
-      break;
-    case TP::UINT8:
-      lo = 0;
-      hi = 255;
-      break;
-    case TP::INT16:
-      lo = -32768;
-      hi = 32767;
-      break;
-    case TP::UINT16:
-      lo = 0;
-      hi = 65535;
-      break;
-    case TP::INT32:
-      lo = -2147483648.0;
-      hi = 2147483647.0;
-      break;
-    case TP::UINT32:
-      lo = 0;
-      hi = 4294967295.0;
-      break;
-    case TP::UINT64:
-      lo = 0;
-      hi = 1.8446744073709552e19;
-      break;
-    default:
-      lo = -9.223372036854775808e18;
-      hi = 9.223372036854775807e18;
-      break;
+    case TP::INT8: lo = -128; hi = 127; break;
+    case TP::UINT8: lo = 0; hi = 255; break;
+    case TP::INT16: lo = -32768; hi = 32767; break;
+    case TP::UINT16: lo = 0; hi = 65535; break;
+    case TP::INT32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case TP::UINT32: lo = 0; hi = 4294967295.0; break;
+    case TP::UINT64: lo = 0; hi = 1.8446744073709552e19; break;
+    default: lo = -9.223372036854775808e18; hi = 9.223372036854775807e18; break;
   }
   v = std::trunc(v);
   if (v <= lo) return type == TP::UINT64 ? 0 : static_cast<int64_t>(lo);
@@ -263,7 +184,7 @@ int64_t float_to_int(int32_t type, double v) {
 
 void cast_element(const ConstTensor& from, int64_t k, ConstTensor& to, int64_t at) {
   if (to.floating()) {
-    double v = from.floating()           ? from.f[k]
+    double v = from.floating() ? from.f[k]
                : from.type == TP::UINT64 ? static_cast<double>(static_cast<uint64_t>(from.i[k]))
                                          : static_cast<double>(from.i[k]);
     to.f[at] = round_to(to.type, v);
@@ -282,23 +203,10 @@ namespace {
 
 size_t raw_size(int32_t t) {
   switch (t) {
-    case TP::BOOL:
-    case TP::INT8:
-    case TP::UINT8:
-      return 1;
-    case TP::INT16:
-    case TP::UINT16:
-    case TP::FLOAT16:
-    case TP::BFLOAT16:
-      return 2;
-    case TP::INT32:
-    case TP::UINT32:
-    case TP::FLOAT:
-      return 4;
-    case TP::INT64:
-    case TP::UINT64:
-    case TP::DOUBLE:
-      return 8;
+    case TP::BOOL: case TP::INT8: case TP::UINT8: return 1;
+    case TP::INT16: case TP::UINT16: case TP::FLOAT16: case TP::BFLOAT16: return 2;
+    case TP::INT32: case TP::UINT32: case TP::FLOAT: return 4;
+    case TP::INT64: case TP::UINT64: case TP::DOUBLE: return 8;
   }
   return 0;
 }
@@ -316,45 +224,19 @@ void decode_raw(const std::string& bytes, ConstTensor& c) {
   int64_t n = c.size();
   for (int64_t k = 0; k < n; ++k) {
     switch (c.type) {
-      case TP::FLOAT:
-        c.f[k] = load<float>(p + 4 * k);
-        break;
-      case TP::DOUBLE:
-        c.f[k] = load<double>(p + 8 * k);
-        break;
-      case TP::FLOAT16:
-        c.f[k] = to_f32(f16{load<uint16_t>(p + 2 * k)});
-        break;
-      case TP::BFLOAT16:
-        c.f[k] = to_f32(bf16{load<uint16_t>(p + 2 * k)});
-        break;
-      case TP::BOOL:
-        c.i[k] = p[k] != 0;
-        break;
-      case TP::INT8:
-        c.i[k] = load<int8_t>(p + k);
-        break;
-      case TP::UINT8:
-        c.i[k] = load<uint8_t>(p + k);
-        break;
-      case TP::INT16:
-        c.i[k] = load<int16_t>(p + 2 * k);
-        break;
-      case TP::UINT16:
-        c.i[k] = load<uint16_t>(p + 2 * k);
-        break;
-      case TP::INT32:
-        c.i[k] = load<int32_t>(p + 4 * k);
-        break;
-      case TP::UINT32:
-        c.i[k] = load<uint32_t>(p + 4 * k);
-        break;
-      case TP::INT64:
-        c.i[k] = load<int64_t>(p + 8 * k);
-        break;
-      case TP::UINT64:
-        c.i[k] = static_cast<int64_t>(load<uint64_t>(p + 8 * k));
-        break;
+      case TP::FLOAT: c.f[k] = load<float>(p + 4 * k); break;
+      case TP::DOUBLE: c.f[k] = load<double>(p + 8 * k); break;
+      case TP::FLOAT16: c.f[k] = to_f32(f16{load<uint16_t>(p + 2 * k)}); break;
+      case TP::BFLOAT16: c.f[k] = to_f32(bf16{load<uint16_t>(p + 2 * k)}); break;
+      case TP::BOOL: c.i[k] = p[k] != 0; break;
+      case TP::INT8: c.i[k] = load<int8_t>(p + k); break;
+      case TP::UINT8: c.i[k] = load<uint8_t>(p + k); break;
+      case TP::INT16: c.i[k] = load<int16_t>(p + 2 * k); break;
+      case TP::UINT16: c.i[k] = load<uint16_t>(p + 2 * k); break;
+      case TP::INT32: c.i[k] = load<int32_t>(p + 4 * k); break;
+      case TP::UINT32: c.i[k] = load<uint32_t>(p + 4 * k); break;
+      case TP::INT64: c.i[k] = load<int64_t>(p + 8 * k); break;
+      case TP::UINT64: c.i[k] = static_cast<int64_t>(load<uint64_t>(p + 8 * k)); break;
     }
   }
 }
@@ -377,12 +259,9 @@ std::string read_external(const TP& t, const fs::path& model_dir, int64_t expect
   int64_t offset = 0;
   std::optional<int64_t> length;
   for (const auto& kv : t.external_data()) {
-    if (kv.key() == "location")
-      location = kv.value();
-    else if (kv.key() == "offset")
-      offset = parse_int(kv.value(), "offset");
-    else if (kv.key() == "length")
-      length = parse_int(kv.value(), "length");
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") offset = parse_int(kv.value(), "offset");
+    else if (kv.key() == "length") length = parse_int(kv.value(), "length");
   }
   if (location.empty()) throw Error("external data has no 'location'");
   if (model_dir.empty())
@@ -411,9 +290,9 @@ std::string read_external(const TP& t, const fs::path& model_dir, int64_t expect
     throw Error("external data '" + location + "' has length " + std::to_string(*length) +
                 ", the tensor needs " + std::to_string(expected) + " bytes");
   if (static_cast<uintmax_t>(offset) > size || size - offset < static_cast<uintmax_t>(expected))
-    throw Error("external data file '" + location + "' is too short: " + std::to_string(expected) +
-                " bytes at offset " + std::to_string(offset) + ", the file has " +
-                std::to_string(size));
+    throw Error("external data file '" + location + "' is too short: " +
+                std::to_string(expected) + " bytes at offset " + std::to_string(offset) +
+                ", the file has " + std::to_string(size));
   std::ifstream f(full, std::ios::binary);
   if (!f) throw Error("cannot open external data file '" + location + "'");
   std::string buf(static_cast<size_t>(expected), '\0');
@@ -461,8 +340,8 @@ ConstTensor decode_tensor(const TP& t, const fs::path& model_dir) {
     raw = &t.raw_data();
   }
   if (raw && static_cast<int64_t>(raw->size()) != bytes)
-    throw Error("raw_data has " + std::to_string(raw->size()) + " bytes, " + elem_type_name(type) +
-                to_string(shape) + " needs " + std::to_string(bytes));
+    throw Error("raw_data has " + std::to_string(raw->size()) + " bytes, " +
+                elem_type_name(type) + to_string(shape) + " needs " + std::to_string(bytes));
   if (raw) check_memory_cap(decoded, "decoding the tensor");
 
   ConstTensor c;
@@ -471,10 +350,8 @@ ConstTensor decode_tensor(const TP& t, const fs::path& model_dir) {
   // Every path below checks the data's size first, so nothing is allocated from the
   // dimensions alone.
   if (raw) {
-    if (c.floating())
-      c.f.resize(n);
-    else
-      c.i.resize(n);
+    if (c.floating()) c.f.resize(n);
+    else c.i.resize(n);
     decode_raw(*raw, c);
     return c;
   }
@@ -553,8 +430,8 @@ Shape reshape_shape(const Shape& in, const std::vector<int64_t>& spec, bool allo
     out[infer] = in_n / known;
   }
   if (checked_numel(out, "reshape target") != in_n)
-    throw Error("cannot reshape " + to_string(in) + " (" + std::to_string(in_n) + " elements) to " +
-                to_string(Shape(spec)));
+    throw Error("cannot reshape " + to_string(in) + " (" + std::to_string(in_n) +
+                " elements) to " + to_string(Shape(spec)));
   return out;
 }
 
