@@ -159,6 +159,11 @@ TEST(OnnxLayoutOps, ResizeNearestByWholeFactors) {
   EXPECT_EQ(import_error(linear),
             "m.onnx: node 0 (Resize): mode 'linear' is not supported where "
             "a size changes (only nearest)");
+  Model crop = model(13, {1, 1, 1, 1}, {});  // no size changes, but the roi crops
+  set_s(*crop.g->mutable_node(0), "coordinate_transformation_mode", "tf_crop_and_resize");
+  EXPECT_EQ(import_error(crop),
+            "m.onnx: node 0 (Resize): coordinate_transformation_mode "
+            "'tf_crop_and_resize' is not supported");
   EXPECT_EQ(import_error(model(13, {1, 1, 1.5f, 1}, {})),
             "m.onnx: node 0 (Resize): resizing axis 2 from 3 to 4 is not supported (only whole "
             "factors)");

@@ -205,6 +205,9 @@ void Importer::lower_resize() {
                                 : "asymmetric";
   const std::string rounding =
       !upsample && opset >= 11 ? cur_->attr_str("nearest_mode", "round_prefer_floor") : "floor";
+  // tf_crop_and_resize crops to its roi even where a size does not change.
+  if (coord == "tf_crop_and_resize")
+    throw Error("coordinate_transformation_mode 'tf_crop_and_resize' is not supported");
   const bool half_pixel = coord == "half_pixel" || coord == "pytorch_half_pixel" ||
                           (coord == "half_pixel_symmetric" && opset >= 19);
   const bool prefer_floor = rounding == "floor" || rounding == "round_prefer_floor";
