@@ -14,6 +14,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -197,6 +198,7 @@ class Importer {
     ValueId y, mean, inv_std;
   };
   Standardized standardize(ValueId x, const std::vector<int64_t>& axes, double eps);
+  void expect_vectors(std::initializer_list<const char*> names, int64_t n);
   void lower_layernorm();
   void lower_batchnorm();
   void lower_groupnorm();

@@ -725,8 +725,7 @@ void Importer::lower() {
       throw Error("cannot expand " + to_string(shape(0)) + " to " + to_string(Shape(target)));
     checked_numel(*out, "the expanded tensor");
     if (*out == shape(0)) return alias(0, 0);
-    return set_rt(0, op1(OpType::Broadcast,
-                         {{"shape", std::vector<int64_t>(out->begin(), out->end())}}, rt(0)));
+    return set_rt(0, broadcast_to(rt(0), *out));
   }
   if (lower_nn()) return;  // onnx_lower_nn.cpp
   static const std::unordered_set<std::string> fold_only = {"Range"};

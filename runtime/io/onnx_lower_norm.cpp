@@ -28,6 +28,17 @@ TrailingAxes trailing_axes(const OnnxNode& n, int rank, DType t) {
 
 }  // namespace
 
+// Inputs 1, 2, ... (named `names` in messages) must each be a vector of n elements.
+void Importer::expect_vectors(std::initializer_list<const char*> names, int64_t n) {
+  int k = 1;
+  for (const char* name : names) {
+    if (shape(k) != Shape{n})
+      throw Error(std::string(name) + " has shape " + to_string(shape(k)) + ", expected [" +
+                  std::to_string(n) + "]");
+    ++k;
+  }
+}
+
 // (x - mean) / sqrt(var + eps) over `axes`, the mean and variance of x's own type.
 Importer::Standardized Importer::standardize(ValueId x, const std::vector<int64_t>& axes,
                                              double eps) {
@@ -72,11 +83,7 @@ void Importer::lower_batchnorm() {
   int64_t channels = xs[1];
   Shape ps{channels};
   for (size_t k = 2; k < xs.size(); ++k) ps.push_back(1);
-  const char* names[] = {"", "scale", "B", "mean", "var"};
-  for (int k = 1; k <= 4; ++k)
-    if (shape(k) != Shape{channels})
-      throw Error(std::string(names[k]) + " has shape " + to_string(shape(k)) + ", expected [" +
-                  std::to_string(channels) + "]");
+  expect_vectors({"scale", "B", "mean", "var"}, channels);
   double eps = cur_->attr_float("epsilon", 1e-5);
   if (is_const(1) && is_const(2) && is_const(3) && is_const(4)) {
     ConstTensor a = make_const(to_elem_type(t), ps), b = make_const(to_elem_type(t), ps);
@@ -102,10 +109,7 @@ void Importer::lower_instancenorm() {
   if (!is_float(t)) throw Error("needs a float input");
   const Shape xs = shape_of(X);
   if (xs.size() < 3) throw Error("needs an input of rank >= 3 (N, C, spatial...)");
-  for (int k = 1; k <= 2; ++k)
-    if (shape(k) != Shape{xs[1]})
-      throw Error(std::string(k == 1 ? "scale" : "B") + " has shape " + to_string(shape(k)) +
-                  ", expected [" + std::to_string(xs[1]) + "]");
+  expect_vectors({"scale", "B"}, xs[1]);
   std::vector<int64_t> axes;
   Shape ps{1, xs[1]};
   for (size_t a = 2; a < xs.size(); ++a) {
@@ -147,10 +151,7 @@ void Importer::lower_groupnorm() {
                 std::to_string(channels) + " channels");
   bool per_channel = cur_->opset >= 21;
   int64_t params = per_channel ? channels : groups;
-  for (int k = 1; k <= 2; ++k)
-    if (shape(k) != Shape{params})
-      throw Error(std::string(k == 1 ? "scale" : "bias") + " has shape " + to_string(shape(k)) +
-                  ", expected [" + std::to_string(params) + "]");
+  expect_vectors({"scale", "bias"}, params);
   // Opset 18 has no stash_type: it computes in the input's type.
   DType c = per_channel && cur_->attr_int("stash_type", 1) == 1 ? DType::F32 : t;
   int64_t rest = checked_numel(xs, "the input") / (xs[0] * groups);
