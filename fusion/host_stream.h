@@ -1,14 +1,13 @@
 // Streaming (non-temporal) stores for generated host kernels whose outputs are far larger
 // than the last-level cache: a block is computed into an L1-resident buffer, then copied
 // out without the write-allocate read a normal store costs (the same technique as the
-// unfused kernels, runtime/cpu/stream_store.h). Embedded in generated C++ only; no
-// standard headers beyond the intrinsics.
+// unfused kernels, runtime/cpu/stream_store.h). Embedded in generated C++ only.
+//
+// Written with a vector type and one instruction of inline assembly rather than
+// <immintrin.h>: that header is tens of thousands of lines, and parsing it was most of a
+// small kernel's compile time.
 #pragma once
 #include "runtime/ops/hd.h"
-
-#if defined(__AVX__)
-#include <immintrin.h>
-#endif
 
 namespace hf::fusion {
 
@@ -16,14 +15,16 @@ inline void stream_copy(void* dst, const void* src, i64 bytes) {
   char* d = static_cast<char*>(dst);
   const char* s = static_cast<const char*>(src);
 #if defined(__AVX__)
+  typedef long long Lanes __attribute__((vector_size(32), aligned(1)));
   while (bytes > 0 && reinterpret_cast<unsigned long long>(d) % 32 != 0) {
     *d++ = *s++;
     --bytes;
   }
   i64 i = 0;
-  for (; i + 32 <= bytes; i += 32)
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i),
-                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i)));
+  for (; i + 32 <= bytes; i += 32) {
+    const Lanes v = *reinterpret_cast<const Lanes*>(s + i);  // unaligned load
+    asm volatile("vmovntdq %1, %0" : "=m"(*reinterpret_cast<Lanes*>(d + i)) : "x"(v));
+  }
   d += i;
   s += i;
   bytes -= i;
@@ -34,7 +35,7 @@ inline void stream_copy(void* dst, const void* src, i64 bytes) {
 // Before other threads read what was streamed.
 inline void stream_fence() {
 #if defined(__AVX__)
-  _mm_sfence();
+  asm volatile("sfence" ::: "memory");
 #endif
 }
 
