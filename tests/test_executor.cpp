@@ -2,10 +2,12 @@
 // example graph and on graphs that exercise every op type, dtype path and buffer reuse.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
@@ -59,6 +61,70 @@ TEST(Executor, ConstantsSurviveTheirLastUse) {
       {"name": "z", "op": "Elemwise", "mode": "MUL", "inputs": ["y:0", "y:0"]}],
     "outputs": ["z:0"]})";
   expect_matches_reference(parse_graph_json(text, "constant_reuse"), 1e-6);
+}
+
+// compare() on contiguous f32 with a positive atol takes a one-pass path; what it finds must
+// be what the general element loop finds (taken with atol 0; the data has no zero where that
+// would matter): the worst ratio when everything matches, NaN matching NaN and equal
+// infinities matching, and the worst failing element otherwise.
+TEST(Compare, TheF32PathFindsWhatTheGeneralLoopFinds) {
+  const float inf = INFINITY, nan = NAN;
+  const std::vector<std::vector<float>> expected_actual[] = {
+      {{1, 2, -3, 1e-7f, 1000}, {1, 2.00001f, -3, 1.000001e-7f, 1000.002f}},  // all match
+      {{nan, inf, -inf, 5}, {nan, inf, -inf, 5.00001f}},                       // special values
+      {{1, 2, 3, 4}, {1, 2.5f, 3, 4.01f}},                                     // two fail
+      {{1, 2, 3}, {1, nan, 3}},                                                 // NaN vs a number
+      {{1, inf, 3}, {1, -inf, 3}},  // opposite infinities
+  };
+  for (const auto& c : expected_actual) {
+    const int64_t n = static_cast<int64_t>(c[0].size());
+    HostTensor e(DType::F32, {n}), a(DType::F32, {n});
+    for (int64_t i = 0; i < n; ++i) {
+      e.view().as<float>()[i] = c[0][i];
+      a.view().as<float>()[i] = c[1][i];
+    }
+    Mismatch f = compare(e.view(), a.view(), Tolerance{1e-5, 1e-30});
+    Mismatch g = compare(e.view(), a.view(), Tolerance{1e-5, 0});
+    EXPECT_EQ(f.index, g.index);
+    EXPECT_EQ(f.count, g.count);
+    EXPECT_DOUBLE_EQ(f.worst_ratio, g.worst_ratio);
+    auto same = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+    if (f.index >= 0) {
+      EXPECT_TRUE(same(f.actual, g.actual)) << f.actual << " vs " << g.actual;
+      EXPECT_TRUE(same(f.expected, g.expected)) << f.expected << " vs " << g.expected;
+    }
+  }
+  HostTensor e(DType::F32, {3}), a(DType::F32, {3});
+  for (int i = 0; i < 3; ++i) e.view().as<float>()[i] = a.view().as<float>()[i] = float(i);
+  a.view().as<float>()[1] = 1.5f;
+  Mismatch m = compare(e.view(), a.view(), fused_tolerance(DType::F32));
+  EXPECT_EQ(m.index, 1);
+  EXPECT_EQ(m.count, 1);
+  EXPECT_EQ(compare(e.view(), e.view(), fused_tolerance(DType::F32)).worst_ratio, 0);
+}
+
+// A plan's buffers are faulted in by touch_pages, in slices, without changing a byte: a
+// plan touched before its first run computes what an untouched one does, constants included.
+TEST(Plan, TouchPagesInSlicesKeepsEveryByte) {
+  const char* text = R"({
+    "inputs": [{"name": "x", "dtype": "f32", "shape": [300000]}],
+    "nodes": [
+      {"name": "c", "op": "Constant", "attrs": {"dtype": "f32", "shape": [1], "value": [3]}, "inputs": []},
+      {"name": "y", "op": "Elemwise", "mode": "MUL", "inputs": ["c:0", "x"]},
+      {"name": "z", "op": "Elemwise", "mode": "EXP", "inputs": ["y:0"]},
+      {"name": "w", "op": "Elemwise", "mode": "ADD", "inputs": ["z:0", "y:0"]}],
+    "outputs": ["w:0"]})";
+  Graph g = parse_graph_json(text, "touch");
+  cpu::CpuBackend backend;
+  Executor touched(g, backend), untouched(g, backend);
+  int calls = 0;
+  while (!touched.plan().touch_pages(64 << 10)) ASSERT_LT(++calls, 100000);
+  EXPECT_GT(calls, 2);  // more than one slice of 64 KiB
+  EXPECT_TRUE(touched.plan().touch_pages(1));  // done stays done
+  std::vector<HostTensor> in = random_inputs(g, 3);
+  auto a = touched.run(views(in));
+  auto b = untouched.run(views(in));
+  EXPECT_EQ(std::memcmp(a[0].data, b[0].data, a[0].numel() * sizeof(float)), 0);
 }
 
 TEST(Executor, EveryOpTypeAndDtypePath) {

@@ -83,6 +83,7 @@ struct ThreadPool::Impl {
   alignas(64) std::atomic<uint64_t> claim{0};
   alignas(64) std::atomic<int64_t> done{0};
   alignas(64) std::atomic<uint32_t> gen{0};
+  std::atomic<uint32_t> rest_at{~0u};  // workers that have seen this generation stop spinning
   std::atomic<int> sleepers{0};
   std::atomic<bool> stop{false};
   std::mutex sleep_mutex;
@@ -127,7 +128,8 @@ struct ThreadPool::Impl {
       auto spin_until = std::chrono::steady_clock::now() + kSpinFor;
       for (int i = 0; gen.load(std::memory_order_acquire) == seen; ++i) {
         cpu_relax();
-        if ((i & 63) == 63 && std::chrono::steady_clock::now() > spin_until) {
+        if ((i & 63) == 63 && (rest_at.load(std::memory_order_relaxed) == seen ||
+                               std::chrono::steady_clock::now() > spin_until)) {
           std::unique_lock<std::mutex> lk(sleep_mutex);
           sleepers.fetch_add(1, std::memory_order_seq_cst);
           wake.wait(lk, [&] { return gen.load(std::memory_order_seq_cst) != seen; });
@@ -175,6 +177,10 @@ ThreadPool::~ThreadPool() {
 
 int ThreadPool::size() const {
   return impl_->size;
+}
+
+void ThreadPool::rest() {
+  impl_->rest_at.store(impl_->gen.load(std::memory_order_acquire), std::memory_order_relaxed);
 }
 
 void ThreadPool::parallel_for(int64_t n, int64_t grain,

@@ -38,6 +38,11 @@ class ThreadPool {
   // items, so small problems run on the calling thread alone, with no wake-up cost.
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
+  // Workers that just finished spin a while for the next job (kSpinFor); this sends the
+  // ones spinning now to sleep at once, for a caller that knows no job comes soon and
+  // wants the cores for something else. The next job wakes them as usual.
+  void rest();
+
   // The process-wide pool the CPU backend uses.
   static ThreadPool& global();
 

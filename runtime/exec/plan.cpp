@@ -133,6 +133,7 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
     for (Buf& b : bufs) {
       b.ptr = backend_.alloc(b.bytes);
       buffers_.push_back(b.ptr);
+      buffer_sizes_.push_back(b.bytes);
       buffer_bytes_ += b.bytes;
     }
 
@@ -174,6 +175,23 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
 
 Plan::~Plan() {
   for (void* p : buffers_) backend_.free(p);
+}
+
+bool Plan::touch_pages(size_t max_bytes) {
+  if (!backend_.reads_host_memory()) return true;
+  constexpr size_t kPage = 4096;
+  size_t done = 0;
+  while (touched_buffer_ < buffers_.size()) {
+    auto* p = static_cast<volatile unsigned char*>(buffers_[touched_buffer_]);
+    const size_t size = buffer_sizes_[touched_buffer_];
+    for (; touched_bytes_ < size; touched_bytes_ += kPage, done += kPage) {
+      if (done >= max_bytes) return false;
+      p[touched_bytes_] = p[touched_bytes_];  // a write, so the page is really mapped
+    }
+    ++touched_buffer_;
+    touched_bytes_ = 0;
+  }
+  return true;
 }
 
 const TensorView& Plan::observed(ValueId v) const {

@@ -43,6 +43,12 @@ class Plan {
   // The view of an observed value (hf::Error if it was not observed).
   const TensorView& observed(ValueId v) const;
   size_t buffer_bytes() const { return buffer_bytes_; }  // all planned memory
+  // Fresh host buffers fault in page by page the first time they are written: a new plan's
+  // first run is slower than its next ones by that much. This writes every page of the
+  // buffers once (keeping their bytes), up to `max_bytes` per call, so the cost can be paid
+  // before the plan runs, in slices. Returns true once every page is touched. Only where
+  // the buffers are host memory (Backend::reads_host_memory); elsewhere it returns true.
+  bool touch_pages(size_t max_bytes);
 
  private:
   struct InputUse {
@@ -60,6 +66,8 @@ class Plan {
   // values, held while the plan lives.
   std::map<ValueId, HostTensor> shared_constants_;
   size_t buffer_bytes_ = 0;
+  size_t touched_buffer_ = 0, touched_bytes_ = 0;  // touch_pages' position
+  std::vector<size_t> buffer_sizes_;
 };
 
 }  // namespace hf
