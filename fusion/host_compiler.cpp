@@ -155,7 +155,7 @@ HostCompileResult compile_host_library(const std::string& source, const std::str
     r.log = std::string(e.what()) + "\n";
     return finish(false);
   }
-  ProcessResult p = run_process(argv, kCompileTimeout, size_t(1) << 20, /*nice=*/10);
+  ProcessResult p = run_process(argv, kCompileTimeout);
   r.log = command_line(argv) + p.output;
   bool ok = p.ok();
   if (!ok) r.log += (r.log.empty() || r.log.back() == '\n' ? "" : "\n") + p.status() + "\n";

@@ -95,7 +95,7 @@ CompileOutcome KernelCache::ensure(const KernelSpec& spec, const std::string& or
   const std::string spec_key = spec.canonical();
   const std::string name = kernel_name(spec);
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     if (loaded_.count(spec_key)) {
       ++memory_hits_;
       return {true, CompileOutcome::Memory, ms_since(t0), ""};
@@ -108,11 +108,29 @@ CompileOutcome KernelCache::ensure(const KernelSpec& spec, const std::string& or
               "kernel " + name +
                   " has the name of a different kernel already built here (a collision of "
                   "the 64-bit spec hash); its region runs unfused"};
+    // Two regions often share a kernel: a second compile worker asking for it waits for
+    // the first instead of compiling it again.
+    built_.wait(lock, [&] { return !building_.count(spec_key); });
+    if (loaded_.count(spec_key)) {
+      ++memory_hits_;
+      return {true, CompileOutcome::Memory, ms_since(t0), ""};
+    }
+    building_.insert(spec_key);
   }
+  struct Built {
+    KernelCache& cache;
+    const std::string& key;
+    ~Built() {
+      {
+        std::lock_guard lock(cache.mu_);
+        cache.building_.erase(key);
+      }
+      cache.built_.notify_all();
+    }
+  } built{*this, spec_key};
 
   // The lock is not held while compiling or loading: the executor looks kernels up
-  // between iterations and must never wait for a compiler. Two threads ensuring the same
-  // spec at once both build it; the first one loaded is kept.
+  // between iterations and must never wait for a compiler.
   auto load = [&](const std::string& artifact) {
     std::unique_ptr<LoadedKernel> k = toolchain_->load(artifact, name, *workdir_);
     std::lock_guard lock(mu_);

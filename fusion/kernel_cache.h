@@ -11,10 +11,12 @@
 // would hand back the other's library. Thread-safe: the adaptive session compiles on a worker
 // thread while iterations look kernels up with find().
 #pragma once
+#include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -117,6 +119,8 @@ class KernelCache {
   mutable std::mutex mu_;
   // Keyed by KernelSpec::canonical().
   std::map<std::string, std::unique_ptr<LoadedKernel>> loaded_;
+  std::set<std::string> building_;  // specs some thread is generating, compiling or loading
+  std::condition_variable built_;   // one of them is done
   // Which spec (canonical()) each kernel name's hash belongs to in this process.
   std::map<uint64_t, std::string> names_;
   int compiles_ = 0, disk_hits_ = 0, memory_hits_ = 0;

@@ -35,7 +35,69 @@ int track(pid_t pid) {
   return -1;
 }
 
+thread_local BackgroundChildren* t_background = nullptr;
+
 }  // namespace
+
+BackgroundChildren::~BackgroundChildren() {
+  resume();
+}
+
+void BackgroundChildren::pause() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (paused_) return;
+  paused_ = true;
+  paused_since_ = std::chrono::steady_clock::now();
+  for (int g : groups_) ::kill(-g, SIGSTOP);
+}
+
+void BackgroundChildren::resume() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!paused_) return;
+  paused_ = false;
+  paused_before_ += std::chrono::steady_clock::now() - paused_since_;
+  for (int g : groups_) ::kill(-g, SIGCONT);
+}
+
+int BackgroundChildren::running() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(groups_.size());
+}
+
+std::chrono::steady_clock::duration BackgroundChildren::paused_total() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return paused_before_ + (paused_ ? std::chrono::steady_clock::now() - paused_since_
+                                   : std::chrono::steady_clock::duration{});
+}
+
+std::vector<int> BackgroundChildren::process_groups() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return groups_;
+}
+
+bool BackgroundChildren::paused() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return paused_;
+}
+
+void BackgroundChildren::add(int pgid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  groups_.push_back(pgid);
+  if (paused_) ::kill(-pgid, SIGSTOP);
+}
+
+void BackgroundChildren::remove(int pgid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::erase(groups_, pgid);
+}
+
+BackgroundChildren::Scope::Scope(BackgroundChildren& children) : previous_(t_background) {
+  t_background = &children;
+}
+
+BackgroundChildren::Scope::~Scope() {
+  t_background = previous_;
+}
 
 void kill_running_processes() noexcept {
   for (auto& slot : g_running)
@@ -56,7 +118,7 @@ std::string ProcessResult::status() const {
 }
 
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                          size_t max_output, int nice) {
+                          size_t max_output) {
   using Clock = std::chrono::steady_clock;
   ProcessResult r;
   if (argv.empty()) {
@@ -105,20 +167,30 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
   // Unregistered once reaped (below), so a killed group's id is never signalled after the
   // kernel could have reused it.
   const int slot = track(pid);
-  if (nice > 0)  // the whole group: children the driver has already forked inherit it too
-    ::setpriority(PRIO_PGRP, pid, std::min(19, ::getpriority(PRIO_PROCESS, 0) + nice));
+  BackgroundChildren* background = t_background;
+  if (background) {
+    // The whole group: children the driver has already forked inherit it too.
+    ::setpriority(PRIO_PGRP, pid, std::min(19, ::getpriority(PRIO_PROCESS, 0) + kBackgroundNice));
+    background->add(pid);
+  }
 
-  auto deadline = Clock::now() + timeout;
+  // Time spent paused does not count against the timeout.
+  const auto start = Clock::now();
+  const auto paused0 = background ? background->paused_total() : Clock::duration{};
+  auto deadline = [&] {
+    return start + timeout +
+           (background ? background->paused_total() - paused0 : Clock::duration{});
+  };
   char buf[1 << 14];
   bool truncated = false;
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline() - Clock::now());
     if (left.count() <= 0) {
       r.timed_out = true;
       break;
     }
     pollfd p{read_end.get(), POLLIN, 0};
-    int n = ::poll(&p, 1, int(std::min<long long>(left.count(), 1 << 30)));
+    int n = ::poll(&p, 1, int(std::min<long long>(left.count(), 100)));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) continue;  // poll timeout: the loop re-checks the deadline
     ssize_t got = ::read(read_end.get(), buf, sizeof buf);
@@ -133,7 +205,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
   // Output closed does not mean exited: keep honouring the deadline while reaping.
   int status = 0;
   for (;;) {
-    if (!r.timed_out && Clock::now() >= deadline) r.timed_out = true;
+    if (!r.timed_out && Clock::now() >= deadline()) r.timed_out = true;
     if (r.timed_out) {
       ::kill(-pid, SIGKILL);
       r.error = "killed after " + std::to_string(timeout.count()) + " ms";
@@ -145,6 +217,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
     if (w == pid || (w < 0 && errno != EINTR)) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  if (background) background->remove(pid);
   if (slot >= 0) g_running[slot].store(0);
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status) && !r.timed_out) r.signal = WTERMSIG(status);

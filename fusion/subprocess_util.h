@@ -5,6 +5,7 @@
 #pragma once
 #include <chrono>
 #include <cstddef>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,12 +22,58 @@ struct ProcessResult {
   std::string status() const;  // "exit code 1", "killed by signal 9", "timed out after ..."
 };
 
-// argv[0] is looked up in PATH when it has no '/'. stdin is /dev/null. `nice` lowers the
-// priority of the process group by that much (the adaptive session compiles while
-// iterations run: the compiler should take what the executor leaves).
-// The process runs in a process group of its own, registered while it runs (below).
+// argv[0] is looked up in PATH when it has no '/'. stdin is /dev/null. The process runs in
+// a process group of its own, registered while it runs (below); started on a thread inside
+// a BackgroundChildren::Scope, it also joins that set: lower priority, and paused with it.
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                          size_t max_output = size_t(1) << 20, int nice = 0);
+                          size_t max_output = size_t(1) << 20);
+
+// The children one thread starts for work nobody waits on (the adaptive session's compiles,
+// while iterations run). They run at a lower priority, and their owner can stop them while
+// an iteration runs and let them go on between iterations: on a machine whose cores the
+// executor fills, a compiler sharing a core slows every parallel kernel to its slowest
+// thread, however low its priority. Thread-safe.
+class BackgroundChildren {
+ public:
+  BackgroundChildren() = default;
+  ~BackgroundChildren();  // resumes any it paused
+  BackgroundChildren(const BackgroundChildren&) = delete;
+  BackgroundChildren& operator=(const BackgroundChildren&) = delete;
+
+  void pause();         // SIGSTOP to every running child's group; later ones start stopped
+  void resume();        // SIGCONT to them
+  int running() const;  // children started and not yet reaped
+  std::vector<int> process_groups() const;  // theirs (each child leads its own group)
+  bool paused() const;
+  // Time spent paused since construction, the current pause included: a child's timeout
+  // counts only the time it could run.
+  std::chrono::steady_clock::duration paused_total() const;
+
+  // While alive, run_process on this thread starts its children in `children`.
+  class Scope {
+   public:
+    explicit Scope(BackgroundChildren& children);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    BackgroundChildren* previous_;
+  };
+
+  // Used by run_process.
+  void add(int pgid);
+  void remove(int pgid);
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<int> groups_;
+  bool paused_ = false;
+  std::chrono::steady_clock::time_point paused_since_;
+  std::chrono::steady_clock::duration paused_before_{};
+};
+// How much a BackgroundChildren child's priority is lowered (nice).
+constexpr int kBackgroundNice = 10;
 
 // SIGKILL to the process group of every run_process child still running. Async-signal-safe:
 // a launcher's SIGTERM/SIGINT handler calls it, so a compiler (a group of its own, which a

@@ -1,19 +1,24 @@
 #include "session/compile_worker.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace hf {
 
-CompileWorker::CompileWorker(EnsureKernel ensure, std::function<void(int region)> before_compile)
+CompileWorker::CompileWorker(EnsureKernel ensure, std::function<void(int region)> before_compile,
+                             bool background, int threads)
     : ensure_(std::move(ensure)),
       before_compile_(std::move(before_compile)),
-      thread_([this] { loop(); }) {}
+      background_(background) {
+  for (int t = 0; t < std::max(1, threads); ++t) threads_.emplace_back([this] { loop(); });
+}
 
 CompileWorker::CompileWorker(fusion::KernelCache& cache,
-                             std::function<void(int region)> before_compile)
+                             std::function<void(int region)> before_compile, bool background,
+                             int threads)
     : CompileWorker([&cache](const fusion::KernelSpec& spec,
                              const std::string& origin) { return cache.ensure(spec, origin); },
-                    std::move(before_compile)) {}
+                    std::move(before_compile), background, threads) {}
 
 CompileWorker::~CompileWorker() {
   {
@@ -21,8 +26,9 @@ CompileWorker::~CompileWorker() {
     stop_ = true;
     queue_.clear();
   }
+  children_.resume();  // a stopped compiler would never let the job in progress finish
   wake_.notify_all();
-  thread_.join();
+  for (std::thread& t : threads_) t.join();
 }
 
 void CompileWorker::submit(std::vector<CompileJob> jobs) {
@@ -33,7 +39,7 @@ void CompileWorker::submit(std::vector<CompileJob> jobs) {
       return a.priority > b.priority;
     });
   }
-  wake_.notify_one();
+  wake_.notify_all();
 }
 
 std::vector<CompileDone> CompileWorker::take_done() {
@@ -54,6 +60,8 @@ int CompileWorker::pending() const {
 }
 
 void CompileWorker::loop() {
+  std::optional<fusion::BackgroundChildren::Scope> scope;
+  if (background_) scope.emplace(children_);
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });

@@ -6,6 +6,7 @@
 
 #include <csignal>
 
+#include <sys/resource.h>
 #include <unistd.h>
 #include <thread>
 
@@ -209,6 +210,62 @@ TEST(RunProcess, KillRunningProcessesEndsTheirGroups) {
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.signal, SIGKILL);
   EXPECT_EQ(running_processes(), 0);
+}
+
+// Field `k` (1-based, as proc(5) numbers them) of /proc/<pid>/stat.
+std::string proc_stat_field(int pid, int k) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(f, line);
+  size_t close = line.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return "";
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= k && rest >> field; ++i) {
+  }
+  return field;
+}
+
+// Waits (at most 30 s) until the process's state letter is or is not `state`.
+bool wait_state(int pid, char state, bool is) {
+  for (int i = 0; i < 3000; ++i) {
+    if ((proc_stat_field(pid, 3) == std::string(1, state)) == is) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// A child started inside a BackgroundChildren scope runs at a lower priority, is stopped by
+// pause() and continued by resume(), and the time it spent stopped does not count against
+// its timeout. One started outside any scope keeps our priority.
+TEST(RunProcess, BackgroundChildrenRunLowerAndPause) {
+  ProcessResult outside =
+      run_process({"sh", "-c", "cut -d' ' -f19 /proc/$$/stat"}, std::chrono::seconds(30));
+  ASSERT_TRUE(outside.ok()) << outside.status();
+  EXPECT_EQ(std::stoi(outside.output), getpriority(PRIO_PROCESS, 0));
+
+  BackgroundChildren children;
+  ProcessResult r;
+  std::thread t([&] {
+    BackgroundChildren::Scope scope(children);
+    r = run_process({"sh", "-c", "sleep 1; echo done"}, std::chrono::milliseconds(1500));
+  });
+  while (children.running() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const int pid = children.process_groups().at(0);
+  EXPECT_EQ(std::stoi(proc_stat_field(pid, 19)),
+            std::min(19, getpriority(PRIO_PROCESS, 0) + kBackgroundNice));
+  children.pause();
+  EXPECT_TRUE(children.paused());
+  EXPECT_TRUE(wait_state(pid, 'T', true)) << "not stopped";
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));  // past the timeout, stopped
+  EXPECT_EQ(proc_stat_field(pid, 3), "T");
+  children.resume();
+  EXPECT_TRUE(wait_state(pid, 'T', false)) << "not continued";
+  t.join();
+  EXPECT_TRUE(r.ok()) << r.status() << ": " << r.error;
+  EXPECT_EQ(r.output, "done\n");
+  EXPECT_GE(children.paused_total(), std::chrono::milliseconds(2000));
+  EXPECT_EQ(children.running(), 0);
 }
 
 }  // namespace
