@@ -464,6 +464,47 @@ std::shared_ptr<const FusedSignature> make_signature(const RegionKernel& k) {
   return sig;
 }
 
+RegionGraph region_graph(const Graph& g, const Region& r, bool fused) {
+  const RegionKernel k = build_region_kernel(g, r);
+  RegionGraph out;
+  out.graph.name = g.name + ": region";
+  std::map<ValueId, ValueId> to_sub;
+  std::map<NodeId, NodeId> node_to_sub;
+  for (ValueId v : k.live_ins) {
+    if (to_sub.count(v)) continue;
+    const Value& val = g.value(v);
+    to_sub[v] = out.graph.add_input(val.name, val.dtype, val.shape);
+    out.inputs.push_back(v);
+  }
+  std::vector<bool> inside(g.nodes().size(), false);
+  for (NodeId n : k.nodes) inside[n] = true;
+  for (NodeId id : g.topo_order()) {
+    if (!inside[id]) continue;
+    Node n = g.node(id);
+    std::vector<std::string> names;
+    for (ValueId& v : n.inputs) {
+      auto it = to_sub.find(v);
+      if (it == to_sub.end())
+        throw Error("region graph: " + describe(n) + " reads a value from outside the region");
+      v = it->second;
+    }
+    for (ValueId v : n.outputs) names.push_back(g.value(v).name);
+    node_to_sub[id] = static_cast<NodeId>(out.graph.nodes().size());
+    const std::vector<ValueId> made = out.graph.add_node(n, names);
+    for (size_t i = 0; i < made.size(); ++i) to_sub[g.node(id).outputs[i]] = made[i];
+  }
+  for (ValueId v : k.outputs) out.graph.mark_output(to_sub.at(v));
+  if (fused) {
+    // The region's nodes in their order in `r` (which decides the kernel's live-in order).
+    Region mapped = r;
+    for (NodeId& n : mapped.nodes) n = node_to_sub.at(n);
+    if (r.reduce) mapped.reduce = node_to_sub.at(*r.reduce);
+    if (r.heavy) mapped.heavy = node_to_sub.at(*r.heavy);
+    fuse_region(out.graph, mapped);
+  }
+  return out;
+}
+
 NodeId fuse_region(Graph& g, const Region& r) {
   RegionKernel k = build_region_kernel(g, r);
   Node n;

@@ -47,6 +47,18 @@ struct RegionKernel {
   std::shared_ptr<const HeavyEpilogue> epilogue;
 };
 
+// A region as a graph of its own, to run its kernel alone (the session validates a kernel
+// this way, against the live-outs the unfused ops computed in an iteration): its inputs
+// are the region's distinct live-ins, `inputs[i]` being the value of `g` that graph input i
+// stands for; its outputs are the live-outs in RegionKernel::outputs order. Values keep
+// their names. `fused`: one Fused node, the very kernel fuse_region gives the region in
+// `g` (same spec, so the same compiled code); otherwise the region's own nodes.
+struct RegionGraph {
+  Graph graph;
+  std::vector<ValueId> inputs;
+};
+RegionGraph region_graph(const Graph& g, const Region& r, bool fused);
+
 // Throws hf::Error naming the node if the region is not one detect_regions could return
 // (a view of a value computed inside, a Reduce that is not last, ...). An epilogue region
 // gives its HeavyEpilogue (build_epilogue) and an empty spec.

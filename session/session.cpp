@@ -1,8 +1,10 @@
 #include "session/session.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
+#include <thread>
 
 #include "fusion/static_patterns.h"
 #include "profiler/step_times.h"
@@ -89,6 +91,38 @@ struct Session::Running {
   int steps() const { return static_cast<int>(exec->plan().steps().size()); }
 };
 
+// One region's kernel alone, run on the live-ins the plan in use read in an observed
+// iteration; its live-outs are then compared with what the unfused ops computed there.
+struct Session::RegionCheck {
+  int region = -1;
+  std::unique_ptr<fusion::RegionGraph> sub;  // on the heap: `exec` refers to its graph
+  std::unique_ptr<Executor> exec;
+  std::span<const TensorView> got;  // the kernel's live-outs, once it ran
+  size_t output = 0;                // the live-out being compared
+  int64_t compared = 0;             // its elements compared so far
+  double worst = 0;                 // of the tolerance, over what was compared
+  std::string failure;
+};
+
+// Regions whose kernels are being validated: the plan in use, keeping their live-ins and
+// live-outs, runs one iteration; then each kernel runs alone on those live-ins and the
+// live-outs are compared slice by slice, over as many iterations' shares as it takes.
+struct Session::Validation {
+  std::unique_ptr<Running> observe;
+  std::vector<RegionCheck> checks;
+  bool touched = false;   // every buffer faulted in: `observe` may run
+  bool observed = false;  // it ran: its kept values are that iteration's
+  bool kernels_ran = false;
+  size_t next = 0;  // the check being compared
+};
+
+// The next plan: the kept regions plus the validated ones it adds.
+struct Session::Candidate {
+  std::unique_ptr<Running> plan;
+  std::vector<int> fresh;
+  bool touched = false;
+};
+
 Session::Session(const Graph& g, cpu::CpuBackend& backend, fusion::KernelCache& cache,
                  const MachinePeak& machine, SessionOptions options)
     : Session(g, cpu_session_target(backend, cache), machine, std::move(options)) {}
@@ -142,7 +176,8 @@ Session::Session(const Graph& g, SessionTarget target, const MachinePeak& machin
       [cache](const fusion::KernelSpec& spec, const std::string& origin) {
         return cache->ensure(spec, origin);
       },
-      options_.before_compile);
+      options_.before_compile, /*background=*/!sync_compile(),
+      sync_compile() || target_.executor_fills_cores ? target_.cores : 1);
   phase_ =
       options_.warmup_iters > 0 || options_.warmup_min_s > 0 ? Phase::Warmup : Phase::Profiling;
 }
@@ -237,19 +272,27 @@ class Session::TraceObserver final : public StepObserver {
 
 std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
   const auto t0 = Clock::now();
+  // A background compiler waits while this iteration runs, where it would take a core from
+  // it (it gets them back in background_work).
+  if (stops_compiler()) worker_->pause();
   reference_.reset();  // the last iteration's outputs are no longer needed
-  retired_.reset();
+  retired_.clear();
   if (phase_ == Phase::Compiling) {
-    collect_compiles();
-    if (!ready_.empty()) phase_ = Phase::Validating;
+    if (candidate_ && candidate_->touched) {
+      swap_candidate();
+    } else if (validation_ && validation_->touched && !validation_->observed) {
+      phase_ = Phase::Validating;
+    }
   }
   const Phase ran = phase_;
-  const int kernels = current_->steps();
+  const bool observing = ran == Phase::Validating && !static_pending_;
+  const int kernels = observing ? validation_->observe->steps() : current_->steps();
   std::span<const TensorView> out;
   const int iteration = static_cast<int>(iterations_.size());
   StepTimes* times = nullptr;
-  // The first iteration on a freshly built plan touches its new buffers for the first time
-  // (page faults): it is run but not profiled, or a good kernel could look slow.
+  // The first iteration on a freshly built plan runs its kernels for the first time (their
+  // lazy set-up, caches cold for them): it is run but not profiled, or a good kernel could
+  // look slow.
   const bool cold_plan = phase_ == Phase::Reprofiling && phase_iters_ == 0;
   if ((phase_ == Phase::Profiling || phase_ == Phase::Reprofiling) && !cold_plan) {
     int window = phase_ == Phase::Profiling ? options_.profile_iters : options_.reprofile_iters;
@@ -257,7 +300,13 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
     times = times_.get();
   }
   if (phase_ == Phase::Validating) {
-    out = validate_and_swap(inputs);
+    if (static_pending_) {
+      out = validate_static(inputs);
+    } else {  // the plan in use, keeping what the checks compare
+      out = validation_->observe->exec->run(inputs);
+      validation_->observed = true;
+      phase_ = Phase::Compiling;
+    }
   } else if (options_.trace && steps_.size() < options_.trace_max_steps) {
     TraceObserver tracer(*this, iteration, times);
     out = current_->exec->run(inputs, &tracer);
@@ -301,16 +350,261 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
   if (phase_ == Phase::Compiling) {
     if (sync_compile()) worker_->wait_idle();
     collect_compiles();
-    if (!ready_.empty()) {
-      phase_ = Phase::Validating;
-    } else if (worker_->pending() == 0) {
+    if (ready_.empty() && !validation_ && passed_.empty() && !candidate_ && !plan_stale_ &&
+        worker_->pending() == 0) {
       phase_ = Phase::Steady;
       event("steady: " + count_of(kept().size(), "fused kernel") + ", " +
             std::to_string(kernels_before_) + " -> " + std::to_string(current_->steps()) +
             " launches");
     }
   }
+  background_work(inputs);
+  worker_->resume();
+  iterations_.back().ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   return out;
+}
+
+// Where the executor fills the cores, and iterations are long enough that stopping and
+// continuing the compiler around each (two signals) costs next to nothing: a graph of a few
+// microseconds per iteration leaves the cores idle most of the time anyway.
+bool Session::stops_compiler() const {
+  constexpr double kLongIterationMs = 0.5;
+  return target_.executor_fills_cores && unfused_ms_ >= kLongIterationMs;
+}
+
+double Session::background_budget_s() const {
+  if (sync_compile()) return INFINITY;  // the caller waits for the fusion anyway
+  return options_.background_share * unfused_ms_ * 1e-3;
+}
+
+// At an iteration boundary: the prepared plan replaces the one in use. With regions it
+// adds, this iteration is the first of their re-profile.
+void Session::swap_candidate() {
+  std::unique_ptr<Candidate> c = std::move(candidate_);
+  const int iter = static_cast<int>(iterations_.size());
+  const int before = current_->steps();
+  retired_.push_back(std::move(current_));
+  current_ = std::move(c->plan);
+  if (c->fresh.empty()) {
+    events_.push_back({iter, "rebuilt the plan without the reverted kernels, " +
+                                 std::to_string(before) + " -> " +
+                                 std::to_string(current_->steps()) + " launches"});
+    return;
+  }
+  int hits = 0;
+  for (int r : c->fresh) {
+    regions_[r].state = RegionState::Swapped;
+    regions_[r].swapped_at = iter;
+    hits += regions_[r].cache_hit;
+  }
+  batch_ = c->fresh;
+  events_.push_back({iter, "swapped in " + std::to_string(batch_.size()) + " fused kernel" +
+                               (batch_.size() == 1 ? "" : "s") + " (" + std::to_string(hits) +
+                               " from cache), " + std::to_string(before) + " -> " +
+                               std::to_string(current_->steps()) + " launches"});
+  phase_ = Phase::Reprofiling;
+  phase_iters_ = 0;
+}
+
+// What an iteration does after its own work, within its budget: prepare the next plan to
+// swap in (build it, then fault in its buffers slice by slice), and give a background
+// compiler the cores for the rest. Nothing here runs once the session is steady.
+void Session::background_work(std::span<const TensorView> inputs) {
+  if (phase_ != Phase::Compiling) {
+    credit_s_ = 0;
+    return;
+  }
+  // The kernels being validated run on the live-ins the observed iteration read now, while
+  // the caller's inputs are still those (they may change before the next iteration).
+  if (validation_ && validation_->observed && !validation_->kernels_ran) run_check_kernels(inputs);
+  const double budget_s = background_budget_s();
+  const bool waited = !std::isfinite(budget_s);
+  // Short iterations bank their share until it makes a slice worth stopping for: a
+  // compiler continued for a few microseconds gets nothing done.
+  constexpr double kMinSliceS = 0.25e-3;
+  if (!waited) {
+    credit_s_ += budget_s;
+    if (credit_s_ < kMinSliceS) return;
+  }
+  const auto start = Clock::now();
+  const auto deadline = waited ? Clock::time_point::max()
+                               : start + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(credit_s_));
+  if (target_.rest) target_.rest();
+  worker_->resume();
+  constexpr size_t kSlice = size_t(1) << 20;
+  if (validation_ && validation_->observed) compare_slices(deadline);
+  if (!validation_ && !candidate_ && !ready_.empty()) prepare_validation();
+  if (validation_ && !validation_->touched) {
+    auto touch_all = [&] {
+      bool done = validation_->observe->exec->plan().touch_pages(kSlice);
+      for (RegionCheck& c : validation_->checks)
+        if (done) done = c.exec->plan().touch_pages(kSlice);
+      return done;
+    };
+    while (!validation_->touched && Clock::now() < deadline) validation_->touched = touch_all();
+  }
+  if (!validation_ && !candidate_ && (!passed_.empty() || plan_stale_)) prepare_candidate();
+  while (candidate_ && !candidate_->touched && Clock::now() < deadline)
+    candidate_->touched = candidate_->plan->exec->plan().touch_pages(kSlice);
+  // The compiler has the cores until the deadline (run() stops it again).
+  if (worker_->pending() > 0 && stops_compiler() && !waited)
+    std::this_thread::sleep_until(deadline);
+  // What this took beyond the credit (building a plan cannot be cut short) is owed; what
+  // it left unused is not kept, or a long quiet stretch would bank a long stall.
+  if (!waited)
+    credit_s_ =
+        std::min(0.0, credit_s_ - std::chrono::duration<double>(Clock::now() - start).count());
+}
+
+// The ready regions' validation: the plan in use again, keeping their live-ins and
+// live-outs, and each one's kernel alone.
+void Session::prepare_validation() {
+  std::vector<int> fresh;
+  fresh.swap(ready_);
+  std::sort(fresh.begin(), fresh.end());
+  std::vector<ValueId> observe;
+  for (int r : fresh) {
+    for (ValueId v : kernels_[r].live_ins)
+      if (graph_.value(v).producer != kNoNode) observe.push_back(v);  // inputs: the caller's
+    for (ValueId v : kernels_[r].outputs) observe.push_back(v);
+  }
+  std::sort(observe.begin(), observe.end());
+  observe.erase(std::unique(observe.begin(), observe.end()), observe.end());
+  auto v = std::make_unique<Validation>();
+  try {
+    v->observe = build(plan_base(), kept(), observe);
+  } catch (const Error& e) {  // out of device memory, say: the plan in use goes on
+    for (int r : fresh)
+      fail_validation(r, std::string("the plan that checks it could not be built: ") + e.what());
+    return;
+  }
+  for (int r : fresh) {
+    RegionCheck c;
+    c.region = r;
+    try {
+      c.sub = std::make_unique<fusion::RegionGraph>(
+          fusion::region_graph(graph_, detection_.regions[r], /*fused=*/true));
+      c.exec = std::make_unique<Executor>(c.sub->graph, *fusing_);
+    } catch (const Error& e) {
+      fail_validation(r, std::string("its kernel could not run alone: ") + e.what());
+      continue;
+    }
+    v->checks.push_back(std::move(c));
+  }
+  if (!v->checks.empty()) validation_ = std::move(v);
+}
+
+// Reverts a region whose kernel failed validation, keeping its source for the bug report.
+void Session::fail_validation(int r, const std::string& failure) {
+  RegionRecord& rec = regions_[r];
+  const int iter = static_cast<int>(iterations_.size()) - 1;
+  rec.validation = "failed: " + failure;
+  rec.state = RegionState::Reverted;
+  rec.swapped_at = rec.reverted_at = iter;
+  rec.reason = "fused result differs from unfused: " + failure;
+  try {  // an epilogue has no source
+    if (!kernels_[r].epilogue) {
+      auto path =
+          target_.kernels->keep_source(kernels_[r].spec, kernel_origin(graph_, kernels_[r].nodes));
+      rec.reason += "; its source is kept at " + path.string();
+    }
+  } catch (const Error& e) {
+    rec.reason += std::string("; its source could not be kept: ") + e.what();
+  }
+  events_.push_back(
+      {iter, "reverted region " + std::to_string(r) + " (" + rec.kernel + "): " + rec.reason});
+}
+
+// Right after the observed iteration: each kernel alone on the live-ins it read.
+void Session::run_check_kernels(std::span<const TensorView> inputs) {
+  Validation& v = *validation_;
+  const Plan& observed = v.observe->exec->plan();
+  v.kernels_ran = true;
+  for (RegionCheck& c : v.checks) {
+    std::vector<TensorView> bound;
+    for (ValueId in : c.sub->inputs) {
+      auto g = std::find(graph_.inputs().begin(), graph_.inputs().end(), in);
+      bound.push_back(g != graph_.inputs().end() ? inputs[g - graph_.inputs().begin()]
+                                                 : observed.observed(in));
+    }
+    try {
+      c.got = c.exec->run(bound);
+    } catch (const Error& e) {
+      c.failure = std::string("its kernel could not run alone: ") + e.what();
+    }
+  }
+}
+
+// The kernels' live-outs against the unfused ones, slice by slice until `deadline`; once
+// all are compared, the regions that passed wait for a plan.
+void Session::compare_slices(Clock::time_point deadline) {
+  Validation& v = *validation_;
+  const Plan& observed = v.observe->exec->plan();
+  constexpr int64_t kSliceElements = int64_t(1) << 16;
+  while (v.next < v.checks.size() && Clock::now() < deadline) {
+    RegionCheck& c = v.checks[v.next];
+    const std::vector<ValueId>& outs = kernels_[c.region].outputs;
+    if (!c.failure.empty() || c.output >= outs.size()) {
+      ++v.next;
+      continue;
+    }
+    const TensorView& want = observed.observed(outs[c.output]);
+    const TensorView& got = c.got[c.output];
+    const int64_t n = want.numel();
+    const int64_t len = std::min(kSliceElements, n - c.compared);
+    HostTensor e_host, a_host;  // downloaded when the plans hold device memory
+    const TensorView e = readable_slice(want, c.compared, len, e_host);
+    const TensorView a = readable_slice(got, c.compared, len, a_host);
+    Mismatch m = compare(e, a, fused_tolerance(e.dtype));
+    c.worst = std::max(c.worst, m.worst_ratio);
+    if (m.index >= 0) {
+      char b[160];
+      std::snprintf(b, sizeof b, "' element %lld is %.9g, unfused %.9g",
+                    static_cast<long long>(c.compared + m.index), m.actual, m.expected);
+      c.failure = "value '" + graph_.value(outs[c.output]).name + b;
+    }
+    c.compared += len;
+    if (c.compared >= n) {
+      ++c.output;
+      c.compared = 0;
+    }
+  }
+  if (v.next < v.checks.size()) return;
+  for (RegionCheck& c : v.checks) {
+    if (!c.failure.empty()) {
+      fail_validation(c.region, c.failure);
+      continue;
+    }
+    char b[96];
+    std::snprintf(b, sizeof b, "%.3g of the tolerance", c.worst);
+    regions_[c.region].validation = std::string("passed: worst element used ") + b;
+    passed_.push_back(c.region);
+  }
+  retired_.push_back(std::move(v.observe));  // this iteration's outputs may live in it
+  validation_.reset();
+}
+
+// The plan to swap in next: the kept regions and the validated ones.
+void Session::prepare_candidate() {
+  auto c = std::make_unique<Candidate>();
+  c->fresh.swap(passed_);
+  std::vector<int> regions = kept();
+  regions.insert(regions.end(), c->fresh.begin(), c->fresh.end());
+  plan_stale_ = false;
+  try {
+    c->plan = build(plan_base(), regions);
+  } catch (const Error& e) {  // out of device memory, say: the plan in use goes on
+    for (int r : c->fresh) {
+      RegionRecord& rec = regions_[r];
+      rec.state = RegionState::Reverted;
+      rec.swapped_at = rec.reverted_at = static_cast<int>(iterations_.size()) - 1;
+      rec.reason = std::string("the fused plan could not be built: ") + e.what();
+      event("reverted region " + std::to_string(r) + " (" + rec.kernel + "): " + rec.reason);
+    }
+    return;
+  }
+  candidate_ = std::move(c);
 }
 
 std::vector<OpRecord> Session::profiled_ops() const {
@@ -342,7 +636,8 @@ void Session::end_profiling() {
   unfused_ops_ = profiled_ops();
   times_.reset();
 
-  const double iteration_s = median_ms(Phase::Profiling) * 1e-3;
+  unfused_ms_ = median_ms(Phase::Profiling);
+  const double iteration_s = unfused_ms_ * 1e-3;
   std::string head = "profiled " + count_of(options_.profile_iters, "iteration") + " (median " +
                      fmt_ms(iteration_s * 1e3) + ", " + count_of(kernels_before_, "kernel") + "): ";
   if (options_.policy == FusionPolicy::Static) {
@@ -450,6 +745,15 @@ void Session::collect_compiles() {
   }
 }
 
+TensorView Session::readable_slice(const TensorView& v, int64_t first, int64_t count,
+                                   HostTensor& copy) const {
+  void* start = static_cast<char*>(v.data) + static_cast<size_t>(first) * dtype_size(v.dtype);
+  if (target_.host_memory) return contiguous_view(start, v.dtype, {count});
+  copy = HostTensor(v.dtype, {count});
+  target_.backend->download(copy.data(), start, copy.bytes());
+  return copy.view();
+}
+
 const TensorView& Session::readable(const TensorView& v, HostTensor& copy) const {
   if (target_.host_memory) return v;
   copy = HostTensor(v.dtype, v.shape);
@@ -496,102 +800,6 @@ std::span<const TensorView> Session::validate_static(std::span<const TensorView>
   return out;
 }
 
-std::span<const TensorView> Session::validate_and_swap(std::span<const TensorView> inputs) {
-  if (static_pending_) return validate_static(inputs);
-  std::vector<int> fresh;
-  fresh.swap(ready_);
-  std::sort(fresh.begin(), fresh.end());
-  std::vector<ValueId> observe;
-  for (int r : fresh)
-    for (ValueId v : kernels_[r].outputs) observe.push_back(v);
-
-  // The unfused graph is the reference; its outputs are what this iteration returns.
-  reference_ = build(graph_, {}, observe);
-  std::span<const TensorView> out = reference_->exec->run(inputs);
-  std::vector<int> candidate = kept();
-  candidate.insert(candidate.end(), fresh.begin(), fresh.end());
-  std::unique_ptr<Running> fused;
-  try {
-    fused = build(plan_base(), candidate, observe);
-    fused->exec->run(inputs);
-  } catch (const Error& e) {
-    // Out of device memory, say: the unfused plan ran and its results stand.
-    const int iter = static_cast<int>(iterations_.size());
-    for (int r : fresh) {
-      RegionRecord& rec = regions_[r];
-      rec.state = RegionState::Reverted;
-      rec.swapped_at = rec.reverted_at = iter;
-      rec.reason = std::string("the fused plan could not run: ") + e.what();
-      events_.push_back(
-          {iter, "reverted region " + std::to_string(r) + " (" + rec.kernel + "): " + rec.reason});
-    }
-    fresh.clear();
-  }
-  if (fused) {
-    const int iter = static_cast<int>(iterations_.size());
-    for (int r : fresh) {
-      RegionRecord& rec = regions_[r];
-      double worst = 0;
-      std::string failure;
-      for (ValueId v : kernels_[r].outputs) {
-        HostTensor e_host, a_host;  // downloaded when the plans hold device memory
-        const TensorView& e = readable(reference_->exec->plan().observed(v), e_host);
-        const TensorView& a = readable(fused->exec->plan().observed(v), a_host);
-        Mismatch m = compare(e, a, fused_tolerance(e.dtype));
-        worst = std::max(worst, m.worst_ratio);
-        if (m.index >= 0 && failure.empty()) {
-          char b[160];
-          std::snprintf(b, sizeof b, "' element %lld is %.9g, unfused %.9g",
-                        static_cast<long long>(m.index), m.actual, m.expected);
-          failure = "value '" + graph_.value(v).name + b;
-        }
-      }
-      char b[96];
-      std::snprintf(b, sizeof b, "%.3g of the tolerance", worst);
-      if (!failure.empty()) {
-        rec.validation = "failed: " + failure;
-        rec.swapped_at = iter;
-        rec.state = RegionState::Reverted;
-        rec.reverted_at = iter;
-        rec.reason = "fused result differs from unfused: " + failure;
-        try {  // keep the code that ran wrong, for the bug report (an epilogue has none)
-          if (!kernels_[r].epilogue) {
-            auto path = target_.kernels->keep_source(kernels_[r].spec,
-                                                     kernel_origin(graph_, kernels_[r].nodes));
-            rec.reason += "; its source is kept at " + path.string();
-          }
-        } catch (const Error& e) {
-          rec.reason += std::string("; its source could not be kept: ") + e.what();
-        }
-        events_.push_back({iter, "reverted region " + std::to_string(r) + " (" + rec.kernel +
-                                     "): " + rec.reason});
-        continue;
-      }
-      rec.validation = std::string("passed: worst element used ") + b;
-      rec.state = RegionState::Swapped;
-      rec.swapped_at = iter;
-      batch_.push_back(r);
-    }
-    fused.reset();  // its buffers go before the new plan takes its own
-  }
-
-  const int iter = static_cast<int>(iterations_.size());
-  if (batch_.empty()) {
-    phase_ = worker_->pending() ? Phase::Compiling : Phase::Steady;
-    return out;
-  }
-  const int before = current_->steps();
-  current_ = build(plan_base(), kept());  // the previous plan and its buffers are released here
-  int hits = 0;
-  for (int r : batch_) hits += regions_[r].cache_hit;
-  events_.push_back({iter, "swapped in " + std::to_string(batch_.size()) + " fused kernel" +
-                               (batch_.size() == 1 ? "" : "s") + " (" + std::to_string(hits) +
-                               " from cache), " + std::to_string(before) + " -> " +
-                               std::to_string(current_->steps()) + " launches"});
-  phase_ = Phase::Reprofiling;
-  return out;
-}
-
 void Session::end_reprofiling() {
   fused_ops_ = profiled_ops();
   times_.reset();
@@ -610,10 +818,9 @@ void Session::end_reprofiling() {
     }
   }
   batch_.clear();
-  if (reverted) {
-    retired_ = std::move(current_);  // this iteration's outputs live in its buffers
-    current_ = build(plan_base(), kept());
-  }
+  // The plan in use still runs the reverted kernels, correctly: a plan without them is
+  // prepared in the background and swapped in at a later boundary.
+  if (reverted) plan_stale_ = true;
   double before = 0, after = 0;
   for (int r : kept()) {
     before += regions_[r].candidate.unfused_s;

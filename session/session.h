@@ -16,13 +16,20 @@
 //  profiling    unfused iterations, every op timed; then regions are detected, classified
 //               and selected (select_region) and the selected ones queued on the
 //               CompileWorker, hottest first.
-//  compiling    iterations keep running on the current plan; nothing waits for a compiler.
-//  validating   at an iteration boundary, the ready kernels are swapped in: that iteration
-//               runs the unfused graph and the fused one on the same inputs and compares
-//               every new region's live-outs (fused_tolerance); a mismatch reverts the
-//               region. The iteration returns the unfused results.
-//  reprofiling  the fused plan is timed (after one untimed iteration: its buffers are new);
-//               a region whose kernel is not faster than the ops it replaced is reverted.
+//  compiling    iterations keep running on the plan in use; nothing waits for a compiler.
+//               What fusion needs besides iterations runs after each one, within a share
+//               of it (SessionOptions::background_share): the compiler (stopped while an
+//               iteration runs, where the executor fills the cores), building the plans
+//               below and faulting in their buffers, comparing live-outs, slice by slice.
+//  validating   one iteration on the plan in use, built again to keep the ready regions'
+//               live-ins and live-outs: its results are returned as usual. After it, each
+//               region's kernel runs alone on those live-ins, and its live-outs are
+//               compared with the unfused ones (fused_tolerance) over the next shares; a
+//               mismatch reverts the region. The plan with the ones that passed is then
+//               prepared and swapped in at a boundary.
+//  reprofiling  the fused plan is timed (after one untimed iteration: its kernels are new);
+//               a region whose kernel is not faster than the ops it replaced is reverted,
+//               and a plan without it is prepared like any other and swapped in.
 //  steady       nothing pending: the plan stays as it is.
 //
 // Only adaptive reverts a kernel for being slower; every policy reverts a wrong one.
@@ -63,6 +70,11 @@ struct SessionOptions {
   int profile_iters = 10;     // unfused iterations profiled before selecting
   int reprofile_iters = 5;    // fused iterations timed after a swap
   bool sync_compile = false;  // wait for compiles (deterministic tests and benchmarks; `all`)
+  // Without sync_compile, what an iteration may spend on fusion besides its own work, as a
+  // share of the unfused iteration's median: preparing plans, validating kernels, and the
+  // time a background compiler gets the cores (it is stopped while iterations run). Short
+  // iterations bank it until it makes a slice worth stopping for.
+  double background_share = 0.15;
   SelectionOptions select;
   fusion::DetectOptions detect;
   // Epilogue regions (a MatMul/Conv with the elementwise ops after it), where the target
@@ -183,9 +195,14 @@ class Session {
   size_t peak_bytes_before() const { return peak_bytes_before_; }
   size_t peak_bytes_now() const;
   double median_ms(Phase p) const;  // of the iterations in that phase; 0 when none
+  // When the session was made: IterationRecord::start_s counts from here.
+  std::chrono::steady_clock::time_point start_time() const { return start_; }
 
  private:
-  struct Running;  // a graph, its executor, and which region each fused node is
+  struct Running;      // a graph, its executor, and which region each fused node is
+  struct RegionCheck;  // a region's kernel, planned to run alone
+  struct Validation;   // the regions being validated
+  struct Candidate;    // the next plan
   class TraceObserver;
   // `base` (graph_ or the statically rewritten graph) with `regions` fused.
   std::unique_ptr<Running> build(const Graph& base, const std::vector<int>& regions,
@@ -202,7 +219,20 @@ class Session {
   std::vector<OpRecord> profiled_ops() const;  // of current_, from times_
   void end_profiling();
   void collect_compiles();
-  std::span<const TensorView> validate_and_swap(std::span<const TensorView> inputs);
+  // Between iterations, within the share: validation, the next plan, the compiler.
+  void background_work(std::span<const TensorView> inputs);
+  double background_budget_s() const;  // per iteration; infinite when someone waits
+  bool stops_compiler() const;         // while an iteration runs
+  void prepare_validation();
+  void run_check_kernels(std::span<const TensorView> inputs);
+  void compare_slices(std::chrono::steady_clock::time_point deadline);
+  void fail_validation(int region, const std::string& failure);
+  void prepare_candidate();
+  void swap_candidate();
+  // Elements [first, first + count) of contiguous `v`: in place in host memory, else
+  // downloaded into `copy`.
+  TensorView readable_slice(const TensorView& v, int64_t first, int64_t count,
+                            HostTensor& copy) const;
   // `v` itself in host memory, else its download into `copy`.
   const TensorView& readable(const TensorView& v, HostTensor& copy) const;
   void end_reprofiling();
@@ -233,9 +263,15 @@ class Session {
   Phase phase_ = Phase::Warmup;
   int phase_iters_ = 0;                     // iterations run in the current phase
   std::unique_ptr<Running> current_;        // what iterations run
-  std::unique_ptr<Running> reference_;      // the validating iteration's unfused run
-  std::unique_ptr<Running> retired_;        // replaced after an iteration that it ran
-  std::unique_ptr<class StepTimes> times_;  // profiling / reprofiling
+  std::unique_ptr<Running> reference_;      // `static`: the validating iteration's unfused run
+  std::unique_ptr<Validation> validation_;  // being prepared, observed or compared
+  std::vector<int> passed_;                 // validated, waiting for the next plan
+  std::unique_ptr<Candidate> candidate_;    // the next plan, being prepared
+  bool plan_stale_ = false;                 // current_ runs a reverted region
+  double unfused_ms_ = 0;                   // the profiling iterations' median, once profiled
+  double credit_s_ = 0;                     // background share banked, or owed when < 0
+  std::vector<std::unique_ptr<Running>> retired_;  // done, but this iteration's outputs
+  std::unique_ptr<class StepTimes> times_;         // profiling / reprofiling
   std::unique_ptr<class CompileWorker> worker_;
   std::vector<int> ready_;               // compiled, waiting for the next boundary
   std::vector<int> batch_;               // swapped at the last boundary, being re-profiled

@@ -1,6 +1,7 @@
 #include "session/session_report.h"
 
 #include "profiler/resident_memory.h"
+#include "session/phase_stats.h"
 
 namespace hf {
 
@@ -91,6 +92,16 @@ json session_report(const Session& s, const ReportContext& ctx) {
                           {"kernels", it.kernels}});
   }
   summary["iterations_listed"] = iterations.size();
+  json phases = json::object();
+  for (const PhaseStats& p : phase_stats(s.iterations()))
+    phases[std::string(phase_name(p.phase))] = {{"count", p.count},
+                                                {"median_ms", p.median_ms},
+                                                {"p90_ms", p.p90_ms},
+                                                {"max_ms", p.max_ms},
+                                                {"max_over_unfused", p.max_over_unfused}};
+  summary["phases"] = phases;
+  const std::optional<double> steady = steady_after_ms(s.iterations());
+  summary["steady_after_ms"] = steady ? json(*steady) : json(nullptr);
 
   json ops_before = json::array(), ops_after = json::array();
   for (const OpRecord& o : s.unfused_ops()) ops_before.push_back(op_json(o));

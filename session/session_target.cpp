@@ -1,5 +1,10 @@
 #include "session/session_target.h"
 
+#include <sched.h>
+
+#include <algorithm>
+#include <thread>
+
 #include "runtime/cpu/nhwc_layout.h"
 
 namespace hf {
@@ -14,6 +19,13 @@ SessionTarget cpu_session_target(cpu::CpuBackend& backend, fusion::KernelCache& 
   t.lower = cpu::nhwc_conv_chains;
   t.host_memory = true;
   t.epilogues = true;  // CpuBackend::make_epilogue_kernel
+  cpu_set_t allowed;
+  const int cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0
+                        ? CPU_COUNT(&allowed)
+                        : static_cast<int>(std::thread::hardware_concurrency());
+  t.cores = std::max(1, cores);
+  t.executor_fills_cores = backend.pool().size() >= t.cores;
+  t.rest = [&backend] { backend.pool().rest(); };
   return t;
 }
 

@@ -29,6 +29,16 @@ struct SessionTarget {
   // Whether the backend runs a Fused node carrying a HeavyEpilogue (runtime/ir/epilogue.h):
   // then the session also detects epilogue regions (DetectOptions::epilogues).
   bool epilogues = false;
+  // Whether the executor's threads take every core this process may use: then a background
+  // compiler is stopped while an iteration runs (it would share a core with one of them,
+  // and a parallel kernel waits for its slowest thread) and runs after it instead.
+  bool executor_fills_cores = false;
+  // CPU cores this process may use: compile workers when someone waits for the compiles,
+  // or when they only run between iterations (executor_fills_cores). Otherwise one.
+  int cores = 1;
+  // Called after each iteration that background work follows: the executor's threads stop
+  // spinning for the next kernel, leaving the cores to that work. May be null.
+  std::function<void()> rest;
 };
 
 // The CPU backend with host-compiled kernels (a KernelCache over fusion::host_toolchain());

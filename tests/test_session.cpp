@@ -14,6 +14,7 @@
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
 #include "session/compile_worker.h"
+#include "session/phase_stats.h"
 #include "session/session.h"
 #include "session/session_report.h"
 #include "tests/support/fixed_machine.h"
@@ -151,6 +152,65 @@ TEST(CompileWorker, CompilesHottestFirstAndNeverBlocksTakeDone) {
   EXPECT_EQ(worker.pending(), 0);
 }
 
+// Two regions with the same kernel, compiled by two workers at once: one compile, and the
+// other worker waits for it instead of compiling the same source again.
+TEST(CompileWorker, ParallelWorkersCompileASharedKernelOnce) {
+  JitEnv env;
+  Graph g = hot_and_cold();
+  fusion::Detection d = fusion::detect_regions(g);
+  ASSERT_FALSE(d.regions.empty());
+  const fusion::KernelSpec spec = fusion::build_region_kernel(g, d.regions[0]).spec;
+  CompileWorker worker(*env.cache, {}, /*background=*/false, /*threads=*/2);
+  worker.submit({{0, spec, "test", 1}, {1, spec, "test", 1}});
+  worker.wait_idle();
+  std::vector<CompileDone> done = worker.take_done();
+  ASSERT_EQ(done.size(), 2u);
+  for (const CompileDone& c : done) EXPECT_TRUE(c.outcome.ok) << c.outcome.message;
+  EXPECT_EQ(env.cache->compiles(), 1);
+  EXPECT_EQ(env.cache->memory_hits(), 1);
+}
+
+// ---- phase statistics: a pure function of the iteration records ---------------------------
+
+TEST(PhaseStats, MedianNearestRankP90MaxAndTheStallRatioPerPhase) {
+  std::vector<IterationRecord> its;
+  auto add = [&](Phase p, double ms) {
+    const double start = its.empty() ? 0 : its.back().start_s + its.back().ms * 1e-3;
+    its.push_back({static_cast<int>(its.size()), start, ms, p, 3});
+  };
+  add(Phase::Warmup, 9);
+  for (double ms : {4.0, 2.0, 3.0, 5.0}) add(Phase::Profiling, ms);  // median 3.5
+  for (int i = 1; i <= 10; ++i) add(Phase::Compiling, i);            // p90: the 9th of 10
+  add(Phase::Validating, 7);
+  add(Phase::Steady, 3);
+  add(Phase::Steady, 2);
+  std::vector<PhaseStats> st = phase_stats(its);
+  ASSERT_EQ(st.size(), 5u);  // no reprofiling iteration ran
+  EXPECT_EQ(st[0].phase, Phase::Warmup);
+  EXPECT_EQ(st[1].phase, Phase::Profiling);
+  EXPECT_EQ(st[1].count, 4);
+  EXPECT_DOUBLE_EQ(st[1].median_ms, 3.5);
+  EXPECT_DOUBLE_EQ(st[1].max_over_unfused, 5 / 3.5);
+  EXPECT_EQ(st[2].phase, Phase::Compiling);
+  EXPECT_DOUBLE_EQ(st[2].median_ms, 5.5);
+  EXPECT_DOUBLE_EQ(st[2].p90_ms, 9);
+  EXPECT_DOUBLE_EQ(st[2].max_ms, 10);
+  EXPECT_DOUBLE_EQ(st[2].max_over_unfused, 10 / 3.5);
+  EXPECT_EQ(st[3].phase, Phase::Validating);
+  EXPECT_DOUBLE_EQ(st[3].p90_ms, 7);
+  EXPECT_EQ(st[4].phase, Phase::Steady);
+  EXPECT_EQ(st[4].count, 2);
+  ASSERT_TRUE(steady_after_ms(its).has_value());
+  EXPECT_NEAR(*steady_after_ms(its), (9 + 14 + 55 + 7) * 1.0, 1e-9);
+
+  its.pop_back();
+  its.pop_back();
+  EXPECT_FALSE(steady_after_ms(its).has_value());
+  for (IterationRecord& it : its)
+    if (it.phase == Phase::Profiling) it.phase = Phase::Warmup;
+  for (const PhaseStats& p : phase_stats(its)) EXPECT_EQ(p.max_over_unfused, 0);  // no base
+}
+
 // ---- the session -------------------------------------------------------------------------
 
 const MachinePeak& this_machine() {
@@ -240,6 +300,15 @@ TEST(Session, FusesTheHotChainAndSaysWhyNotTheColdOne) {
     for (const char* k : {"time_ms", "bytes", "gbps", "peak_share", "class"})
       EXPECT_TRUE(op.contains(k)) << k;
   for (const auto& it : r["iterations"]) EXPECT_TRUE(it.contains("phase"));
+  // The per-phase statistics and when the session settled.
+  const auto& phases = r["summary"]["phases"];
+  EXPECT_EQ(phases["profiling"]["count"], o.profile_iters);
+  EXPECT_EQ(phases["validating"]["count"], 1);
+  EXPECT_DOUBLE_EQ(phases["profiling"]["median_ms"].get<double>(),
+                   r["summary"]["unfused_ms"].get<double>());
+  EXPECT_FALSE(phases.contains("compiling"));  // sync: selection to swap is two boundaries
+  ASSERT_TRUE(r["summary"]["steady_after_ms"].is_number());
+  EXPECT_GT(r["summary"]["steady_after_ms"].get<double>(), 0);
 
   // The trace: every step of every iteration but the validating one, in order, each
   // inside its iteration, the fused kernel labelled with its region.
@@ -320,6 +389,102 @@ TEST(Session, WrongKernelIsCaughtByValidationAndReverted) {
   EXPECT_NE(r.reason.find("element 123"), std::string::npos) << r.reason;
   EXPECT_NE(r.reason.find(".cpp"), std::string::npos) << "the source is kept: " << r.reason;
   EXPECT_EQ(s.kernels_now(), s.kernels_before());
+}
+
+// A region with two live-outs: validation runs its own ops alone on the inputs the kernel
+// read and compares every live-out, each with fused_tolerance: a change within it passes, one
+// beyond it in the second output only is caught, and that iteration's results stay right.
+Graph two_live_outs() {
+  return parse(
+      R"({"name": "sq", "op": "Elemwise", "mode": "MUL", "inputs": ["x", "x"], "outputs": ["sq"]},
+         {"name": "sum", "op": "Elemwise", "mode": "ADD", "inputs": ["sq", "y"], "outputs": ["sum"]},
+         {"name": "prod", "op": "Elemwise", "mode": "MUL", "inputs": ["sum", "y"], "outputs": ["prod"]},
+         {"name": "a", "op": "Elemwise", "mode": "SUB", "inputs": ["prod", "x"], "outputs": ["a"]},
+         {"name": "b", "op": "Elemwise", "mode": "ADD", "inputs": ["prod", "sq"], "outputs": ["b"]},
+         {"name": "after", "op": "Elemwise", "mode": "NEGATE", "inputs": ["b"], "outputs": ["after"]})",
+      R"({"name": "x", "dtype": "f32", "shape": [1048576]},
+         {"name": "y", "dtype": "f32", "shape": [1048576]})",
+      R"("a", "after")");
+}
+
+TEST(Session, ValidationComparesEveryLiveOutWithTheFusedTolerance) {
+  for (float nudge : {1e-7f, 1.0f}) {
+    SCOPED_TRACE(nudge);
+    Fixture f(two_live_outs());
+    SessionOptions o;
+    o.policy = FusionPolicy::All;
+    o.after_fused_run = [&](int, std::span<const TensorView> out) {
+      if (out.size() < 2) return;
+      float& v = static_cast<float*>(out[1].data)[5];
+      v += nudge * std::max(1.0f, std::fabs(v));
+    };
+    Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
+    f.settle(s);
+    ASSERT_EQ(s.regions().size(), 1u);
+    const RegionRecord& r = s.regions()[0];
+    ASSERT_EQ(fusion::build_region_kernel(s.graph(), fusion::detect_regions(s.graph()).regions[0])
+                  .outputs.size(),
+              2u);
+    if (nudge < 1e-5f) {
+      EXPECT_EQ(r.state, RegionState::Swapped) << r.reason;
+      EXPECT_EQ(r.validation.rfind("passed", 0), 0u) << r.validation;
+    } else {
+      EXPECT_EQ(r.state, RegionState::Reverted);
+      EXPECT_NE(r.reason.find("element 5"), std::string::npos) << r.reason;
+      EXPECT_EQ(s.kernels_now(), s.kernels_before());
+    }
+  }
+}
+
+// A training loop feeds new inputs every iteration. A kernel is validated on the inputs of
+// the iteration whose unfused live-outs it is compared with: it runs right after that
+// iteration, even when the comparison is spread over later ones (short iterations bank
+// their share for many iterations before spending it), and a correct kernel is kept.
+TEST(Session, ValidationRunsTheKernelOnTheObservedIterationsInputs) {
+  Fixture f(parse(
+      R"({"name": "sq", "op": "Elemwise", "mode": "MUL", "inputs": ["x", "x"], "outputs": ["sq"]},
+         {"name": "sum", "op": "Elemwise", "mode": "ADD", "inputs": ["sq", "y"], "outputs": ["sum"]},
+         {"name": "hot", "op": "Elemwise", "mode": "SUB", "inputs": ["sum", "x"], "outputs": ["hot"]})",
+      R"({"name": "x", "dtype": "f32", "shape": [4096]},
+         {"name": "y", "dtype": "f32", "shape": [4096]})",
+      R"("hot")"));
+  const std::vector<HostTensor> other = random_inputs(f.g, 77);
+  std::vector<HostTensor> other_want;
+  {
+    Executor unfused(f.g, f.backend);
+    other_want = copies(unfused.run(views(other)));
+  }
+  SessionOptions o;
+  o.warmup_min_s = 0;
+  o.select.min_share = 0;  // a tiny graph: fuse it anyway
+  o.select.expected_iters = 1'000'000'000;
+  const Session* session = nullptr;
+  int first_kernel_run = -1;  // the iteration during which the fused kernel first ran
+  o.after_fused_run = [&](int, std::span<const TensorView>) {
+    if (first_kernel_run < 0) first_kernel_run = static_cast<int>(session->iterations().size()) - 1;
+  };
+  MachinePeak machine = this_machine();
+  machine.bandwidth_gbps = 1e6;  // every region's predicted kernel time ~0: always selected
+  Session s(f.g, f.backend, *f.env.cache, machine, o);
+  session = &s;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; !s.settled() || i < 4; ++i) {
+    const bool odd = i % 2;
+    std::span<const TensorView> got = s.run(views(odd ? other : f.inputs));
+    const std::vector<HostTensor>& want = odd ? other_want : f.want;
+    ASSERT_EQ(compare(want[0].view(), got[0], fused_tolerance(got[0].dtype)).index, -1)
+        << "iteration " << i;
+    ASSERT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(300))
+        << phase_name(s.phase());
+  }
+  int observed = -1;
+  for (const IterationRecord& it : s.iterations())
+    if (it.phase == Phase::Validating) observed = it.index;
+  ASSERT_GE(observed, 0);
+  EXPECT_EQ(first_kernel_run, observed) << "the kernel ran after a later iteration";
+  const RegionRecord& r = s.regions()[region_with(s, "hot")];
+  EXPECT_EQ(r.validation.rfind("passed", 0), 0u) << r.validation;
+  EXPECT_EQ(r.reason.find("differs"), std::string::npos) << r.reason;
 }
 
 // A hook that makes region `hot`'s fused kernel twice as slow as the ops it replaced,

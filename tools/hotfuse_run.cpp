@@ -38,6 +38,7 @@
 #include "runtime/ir/error.h"
 #include "runtime/ir/memory_cap.h"
 #include "session/backend_select.h"
+#include "session/phase_stats.h"
 #include "session/run_target.h"
 #include "session/session.h"
 #include "session/session_report.h"
@@ -159,9 +160,23 @@ void print_summary(const Session& s, double worst) {
             << " bytes; " << checked << "\n";
 }
 
+// How long iterations took in each phase, and when the session settled.
+void print_phases(const Session& s, std::chrono::steady_clock::time_point process_start) {
+  std::cout << "\nphases (ms per iteration, wall time of run(); max over the unfused median):\n";
+  for (const PhaseStats& p : phase_stats(s.iterations()))
+    std::printf("  %-12s %6d  median %8.3f  p90 %8.3f  max %8.3f  (%.2fx)\n",
+                std::string(phase_name(p.phase)).c_str(), p.count, p.median_ms, p.p90_ms, p.max_ms,
+                p.max_over_unfused);
+  if (std::optional<double> t = steady_after_ms(s.iterations())) {
+    const double before =
+        std::chrono::duration<double, std::milli>(s.start_time() - process_start).count();
+    std::printf("steady after %.0f ms (%.0f ms since the process started)\n", *t, before + *t);
+  }
+}
+
 // Every --fusion mode on either backend: a Session with the mode as its policy, run until
 // it settles, then --iters timed iterations; its outputs checked against the unfused plan.
-int run(const Options& o) {
+int run(const Options& o, std::chrono::steady_clock::time_point process_start) {
   check_configuration(o);
   const std::map<std::string, Shape> shapes = parse_shape_options(o.shapes);
   if (!o.check.empty()) {
@@ -233,6 +248,7 @@ int run(const Options& o) {
                                                  : printable(r.reason))
               << "\n";
   target->print_device_profile(session, in.views, o.iters);
+  print_phases(session, process_start);
 
   // The session validated every swap; check the final outputs end to end as well.
   double worst = 0;
@@ -414,6 +430,7 @@ void forward_termination_to_compilers() {
 }
 
 int main(int argc, char** argv) {
+  const auto process_start = std::chrono::steady_clock::now();
   // Over a file size limit, a write fails (EFBIG, handled like a full disk: the cache and
   // JIT fall back) instead of the signal killing the run.
   std::signal(SIGXFSZ, SIG_IGN);
@@ -499,7 +516,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    return run(o);
+    return run(o, process_start);
   } catch (const hf::Error& e) {
     std::cerr << "hotfuse-run: " << printable(e.what()) << "\n";
     return 2;
