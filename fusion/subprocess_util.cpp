@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -156,6 +157,18 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
   args.push_back(nullptr);
   pid_t pid = 0;
   int err = ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
+  BackgroundChildren* background = t_background;
+  if (err == 0 && background) {
+    // SCHED_IDLE: the compiler runs only on a core nothing else wants, and never preempts a
+    // thread it wakes beside (a niced process continued after a long stop does, for its
+    // slice). posix_spawn takes only the POSIX policies, so it is set here, as soon as the
+    // driver has exec'ed (it starts cc1plus, which inherits it, only once it has read its
+    // specs). Nice +10 where a
+    // sandbox refuses the policy.
+    sched_param idle{};
+    if (::sched_setscheduler(pid, SCHED_IDLE, &idle) != 0)
+      ::setpriority(PRIO_PGRP, pid, std::min(19, ::getpriority(PRIO_PROCESS, 0) + 10));
+  }
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   write_end = fsutil::Fd();
@@ -167,12 +180,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
   // Unregistered once reaped (below), so a killed group's id is never signalled after the
   // kernel could have reused it.
   const int slot = track(pid);
-  BackgroundChildren* background = t_background;
-  if (background) {
-    // The whole group: children the driver has already forked inherit it too.
-    ::setpriority(PRIO_PGRP, pid, std::min(19, ::getpriority(PRIO_PROCESS, 0) + kBackgroundNice));
-    background->add(pid);
-  }
+  if (background) background->add(pid);
 
   // Time spent paused does not count against the timeout.
   const auto start = Clock::now();

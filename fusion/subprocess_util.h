@@ -29,10 +29,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
                           size_t max_output = size_t(1) << 20);
 
 // The children one thread starts for work nobody waits on (the adaptive session's compiles,
-// while iterations run). They run at a lower priority, and their owner can stop them while
-// an iteration runs and let them go on between iterations: on a machine whose cores the
-// executor fills, a compiler sharing a core slows every parallel kernel to its slowest
-// thread, however low its priority. Thread-safe.
+// while iterations run). They run under SCHED_IDLE (only on a core nothing else wants; nice
+// +10 where the policy is refused), and their owner can stop them while an iteration runs
+// and let them go on between iterations: on a machine whose cores the executor fills, a
+// compiler sharing a core slows every parallel kernel to its slowest thread, however low
+// its priority. Thread-safe.
 class BackgroundChildren {
  public:
   BackgroundChildren() = default;
@@ -72,8 +73,6 @@ class BackgroundChildren {
   std::chrono::steady_clock::time_point paused_since_;
   std::chrono::steady_clock::duration paused_before_{};
 };
-// How much a BackgroundChildren child's priority is lowered (nice).
-constexpr int kBackgroundNice = 10;
 
 // SIGKILL to the process group of every run_process child still running. Async-signal-safe:
 // a launcher's SIGTERM/SIGINT handler calls it, so a compiler (a group of its own, which a
