@@ -464,6 +464,11 @@ std::shared_ptr<const FusedSignature> make_signature(const RegionKernel& k) {
   return sig;
 }
 
+bool is_constant(const Graph& g, ValueId v) {
+  const NodeId p = g.value(v).producer;
+  return p != kNoNode && g.node(p).op == OpType::Constant;
+}
+
 RegionGraph region_graph(const Graph& g, const Region& r, bool fused) {
   const RegionKernel k = build_region_kernel(g, r);
   RegionGraph out;
@@ -473,6 +478,11 @@ RegionGraph region_graph(const Graph& g, const Region& r, bool fused) {
   for (ValueId v : k.live_ins) {
     if (to_sub.count(v)) continue;
     const Value& val = g.value(v);
+    if (is_constant(g, v)) {  // weights stay constants: the kernels that run are the plan's
+      Node c = g.node(val.producer);
+      to_sub[v] = out.graph.add_node(c, {val.name}).at(0);
+      continue;
+    }
     to_sub[v] = out.graph.add_input(val.name, val.dtype, val.shape);
     out.inputs.push_back(v);
   }

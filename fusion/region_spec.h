@@ -49,8 +49,10 @@ struct RegionKernel {
 
 // A region as a graph of its own, to run its kernel alone (the session validates a kernel
 // this way, against the live-outs the unfused ops computed in an iteration): its inputs
-// are the region's distinct live-ins, `inputs[i]` being the value of `g` that graph input i
-// stands for; its outputs are the live-outs in RegionKernel::outputs order. Values keep
+// are the region's distinct live-ins but constants, `inputs[i]` being the value of `g` that
+// graph input i stands for; constants it reads are Constant nodes in it, as in `g`, so
+// the kernel built for it is the one a plan of `g` builds (packed weights, not inputs). Its
+// outputs are the live-outs in RegionKernel::outputs order. Values keep
 // their names. `fused`: one Fused node, the very kernel fuse_region gives the region in
 // `g` (same spec, so the same compiled code); otherwise the region's own nodes.
 struct RegionGraph {
@@ -58,6 +60,8 @@ struct RegionGraph {
   std::vector<ValueId> inputs;
 };
 RegionGraph region_graph(const Graph& g, const Region& r, bool fused);
+// Whether `v` is a Constant node's output.
+bool is_constant(const Graph& g, ValueId v);
 
 // Throws hf::Error naming the node if the region is not one detect_regions could return
 // (a view of a value computed inside, a Reduce that is not last, ...). An epilogue region

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <thread>
 
@@ -97,6 +98,7 @@ struct Session::RegionCheck {
   int region = -1;
   std::unique_ptr<fusion::RegionGraph> sub;  // on the heap: `exec` refers to its graph
   std::unique_ptr<Executor> exec;
+  bool ran = false;
   std::span<const TensorView> got;  // the kernel's live-outs, once it ran
   size_t output = 0;                // the live-out being compared
   int64_t compared = 0;             // its elements compared so far
@@ -105,15 +107,22 @@ struct Session::RegionCheck {
 };
 
 // Regions whose kernels are being validated: the plan in use, keeping their live-ins and
-// live-outs, runs one iteration; then each kernel runs alone on those live-ins and the
-// live-outs are compared slice by slice, over as many iterations' shares as it takes.
+// live-outs, runs one iteration; then, one after another over as many iterations' shares
+// as it takes, each kernel runs alone on those live-ins and its live-outs are compared,
+// slice by slice.
 struct Session::Validation {
+  explicit Validation(Backend& b) : backend(b) {}
+  ~Validation() {
+    for (auto& [v, t] : inputs) backend.free(t.data);
+  }
+  Backend& backend;
   std::unique_ptr<Running> observe;
   std::vector<RegionCheck> checks;
   bool touched = false;   // every buffer faulted in: `observe` may run
   bool observed = false;  // it ran: its kept values are that iteration's
-  bool kernels_ran = false;
-  size_t next = 0;  // the check being compared
+  bool captured = false;  // the graph inputs the kernels read are copied into `inputs`
+  std::map<ValueId, TensorView> inputs;  // those copies (the caller's change every iteration)
+  size_t next = 0;                       // the check in progress
 };
 
 // The next plan: the kept regions plus the validated ones it adds.
@@ -416,7 +425,7 @@ void Session::background_work(std::span<const TensorView> inputs) {
   }
   // The kernels being validated run on the live-ins the observed iteration read now, while
   // the caller's inputs are still those (they may change before the next iteration).
-  if (validation_ && validation_->observed && !validation_->kernels_ran) run_check_kernels(inputs);
+  if (validation_ && validation_->observed && !validation_->captured) capture_inputs(inputs);
   const double budget_s = background_budget_s();
   const bool waited = !std::isfinite(budget_s);
   // Short iterations bank their share until it makes a slice worth stopping for: a
@@ -433,7 +442,7 @@ void Session::background_work(std::span<const TensorView> inputs) {
   if (target_.rest) target_.rest();
   worker_->resume();
   constexpr size_t kSlice = size_t(1) << 20;
-  if (validation_ && validation_->observed) compare_slices(deadline);
+  if (validation_ && validation_->observed) advance_validation(deadline);
   if (!validation_ && !candidate_ && !ready_.empty()) prepare_validation();
   if (validation_ && !validation_->touched) {
     auto touch_all = [&] {
@@ -465,13 +474,14 @@ void Session::prepare_validation() {
   std::sort(fresh.begin(), fresh.end());
   std::vector<ValueId> observe;
   for (int r : fresh) {
-    for (ValueId v : kernels_[r].live_ins)
-      if (graph_.value(v).producer != kNoNode) observe.push_back(v);  // inputs: the caller's
+    for (ValueId v : kernels_[r].live_ins)  // graph inputs are the caller's; constants, the graph's
+      if (graph_.value(v).producer != kNoNode && !fusion::is_constant(graph_, v))
+        observe.push_back(v);
     for (ValueId v : kernels_[r].outputs) observe.push_back(v);
   }
   std::sort(observe.begin(), observe.end());
   observe.erase(std::unique(observe.begin(), observe.end()), observe.end());
-  auto v = std::make_unique<Validation>();
+  auto v = std::make_unique<Validation>(*fusing_);
   try {
     v->observe = build(plan_base(), kept(), observe);
   } catch (const Error& e) {  // out of device memory, say: the plan in use goes on
@@ -516,29 +526,33 @@ void Session::fail_validation(int r, const std::string& failure) {
       {iter, "reverted region " + std::to_string(r) + " (" + rec.kernel + "): " + rec.reason});
 }
 
-// Right after the observed iteration: each kernel alone on the live-ins it read.
-void Session::run_check_kernels(std::span<const TensorView> inputs) {
+// Right after the observed iteration, while the caller's inputs are still that iteration's:
+// a copy of the graph inputs the kernels read (the other live-ins the plan kept).
+void Session::capture_inputs(std::span<const TensorView> inputs) {
   Validation& v = *validation_;
-  const Plan& observed = v.observe->exec->plan();
-  v.kernels_ran = true;
-  for (RegionCheck& c : v.checks) {
-    std::vector<TensorView> bound;
+  v.captured = true;
+  for (RegionCheck& c : v.checks)
     for (ValueId in : c.sub->inputs) {
       auto g = std::find(graph_.inputs().begin(), graph_.inputs().end(), in);
-      bound.push_back(g != graph_.inputs().end() ? inputs[g - graph_.inputs().begin()]
-                                                 : observed.observed(in));
+      if (g == graph_.inputs().end() || v.inputs.count(in)) continue;
+      const TensorView& from = inputs[g - graph_.inputs().begin()];
+      const size_t bytes = static_cast<size_t>(from.numel()) * dtype_size(from.dtype);
+      TensorView copy = contiguous_view(v.backend.alloc(bytes), from.dtype, from.shape);
+      v.inputs.emplace(in, copy);
+      if (target_.host_memory) {
+        std::memcpy(copy.data, from.data, bytes);
+      } else {
+        HostTensor h(from.dtype, from.shape);
+        v.backend.download(h.data(), from.data, bytes);
+        v.backend.upload(copy.data, h.data(), bytes);
+      }
     }
-    try {
-      c.got = c.exec->run(bound);
-    } catch (const Error& e) {
-      c.failure = std::string("its kernel could not run alone: ") + e.what();
-    }
-  }
 }
 
-// The kernels' live-outs against the unfused ones, slice by slice until `deadline`; once
-// all are compared, the regions that passed wait for a plan.
-void Session::compare_slices(Clock::time_point deadline) {
+// One check after another until `deadline`: its kernel alone on the kept live-ins (one
+// step that is not cut: at most the region's fused time), then its live-outs against the
+// unfused ones, slice by slice. Once all are done, the regions that passed wait for a plan.
+void Session::advance_validation(Clock::time_point deadline) {
   Validation& v = *validation_;
   const Plan& observed = v.observe->exec->plan();
   constexpr int64_t kSliceElements = int64_t(1) << 16;
@@ -547,6 +561,20 @@ void Session::compare_slices(Clock::time_point deadline) {
     const std::vector<ValueId>& outs = kernels_[c.region].outputs;
     if (!c.failure.empty() || c.output >= outs.size()) {
       ++v.next;
+      continue;
+    }
+    if (!c.ran) {
+      c.ran = true;
+      std::vector<TensorView> bound;
+      for (ValueId in : c.sub->inputs) {
+        auto copy = v.inputs.find(in);
+        bound.push_back(copy != v.inputs.end() ? copy->second : observed.observed(in));
+      }
+      try {
+        c.got = c.exec->run(bound);
+      } catch (const Error& e) {
+        c.failure = std::string("its kernel could not run alone: ") + e.what();
+      }
       continue;
     }
     const TensorView& want = observed.observed(outs[c.output]);

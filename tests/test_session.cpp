@@ -437,9 +437,9 @@ TEST(Session, ValidationComparesEveryLiveOutWithTheFusedTolerance) {
 }
 
 // A training loop feeds new inputs every iteration. A kernel is validated on the inputs of
-// the iteration whose unfused live-outs it is compared with: it runs right after that
-// iteration, even when the comparison is spread over later ones (short iterations bank
-// their share for many iterations before spending it), and a correct kernel is kept.
+// the iteration whose unfused live-outs it is compared with, though it runs in a later
+// iteration's share (short iterations bank their share for many iterations): here every
+// iteration's x differs, so a kernel run on a later x would fail validation.
 TEST(Session, ValidationRunsTheKernelOnTheObservedIterationsInputs) {
   Fixture f(parse(
       R"({"name": "sq", "op": "Elemwise", "mode": "MUL", "inputs": ["x", "x"], "outputs": ["sq"]},
@@ -448,18 +448,12 @@ TEST(Session, ValidationRunsTheKernelOnTheObservedIterationsInputs) {
       R"({"name": "x", "dtype": "f32", "shape": [4096]},
          {"name": "y", "dtype": "f32", "shape": [4096]})",
       R"("hot")"));
-  const std::vector<HostTensor> other = random_inputs(f.g, 77);
-  std::vector<HostTensor> other_want;
-  {
-    Executor unfused(f.g, f.backend);
-    other_want = copies(unfused.run(views(other)));
-  }
   SessionOptions o;
   o.warmup_min_s = 0;
   o.select.min_share = 0;  // a tiny graph: fuse it anyway
   o.select.expected_iters = 1'000'000'000;
   const Session* session = nullptr;
-  int first_kernel_run = -1;  // the iteration during which the fused kernel first ran
+  int first_kernel_run = -1;  // the iteration after which the fused kernel first ran
   o.after_fused_run = [&](int, std::span<const TensorView>) {
     if (first_kernel_run < 0) first_kernel_run = static_cast<int>(session->iterations().size()) - 1;
   };
@@ -467,11 +461,12 @@ TEST(Session, ValidationRunsTheKernelOnTheObservedIterationsInputs) {
   machine.bandwidth_gbps = 1e6;  // every region's predicted kernel time ~0: always selected
   Session s(f.g, f.backend, *f.env.cache, machine, o);
   session = &s;
+  Executor unfused(f.g, f.backend);
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; !s.settled() || i < 4; ++i) {
-    const bool odd = i % 2;
-    std::span<const TensorView> got = s.run(views(odd ? other : f.inputs));
-    const std::vector<HostTensor>& want = odd ? other_want : f.want;
+    f.inputs[0].view().as<float>()[0] = 0.001f * static_cast<float>(i);
+    const std::vector<HostTensor> want = copies(unfused.run(views(f.inputs)));
+    std::span<const TensorView> got = s.run(views(f.inputs));
     ASSERT_EQ(compare(want[0].view(), got[0], fused_tolerance(got[0].dtype)).index, -1)
         << "iteration " << i;
     ASSERT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(300))
@@ -481,7 +476,7 @@ TEST(Session, ValidationRunsTheKernelOnTheObservedIterationsInputs) {
   for (const IterationRecord& it : s.iterations())
     if (it.phase == Phase::Validating) observed = it.index;
   ASSERT_GE(observed, 0);
-  EXPECT_EQ(first_kernel_run, observed) << "the kernel ran after a later iteration";
+  EXPECT_GE(first_kernel_run, observed);
   const RegionRecord& r = s.regions()[region_with(s, "hot")];
   EXPECT_EQ(r.validation.rfind("passed", 0), 0u) << r.validation;
   EXPECT_EQ(r.reason.find("differs"), std::string::npos) << r.reason;
