@@ -111,18 +111,12 @@ struct Session::RegionCheck {
 // as it takes, each kernel runs alone on those live-ins and its live-outs are compared,
 // slice by slice.
 struct Session::Validation {
-  explicit Validation(Backend& b) : backend(b) {}
-  ~Validation() {
-    for (auto& [v, t] : inputs) backend.free(t.data);
-  }
-  Backend& backend;
   std::unique_ptr<Running> observe;
   std::vector<RegionCheck> checks;
-  bool touched = false;   // every buffer faulted in: `observe` may run
-  bool observed = false;  // it ran: its kept values are that iteration's
-  bool captured = false;  // the graph inputs the kernels read are copied into `inputs`
-  std::map<ValueId, TensorView> inputs;  // those copies (the caller's change every iteration)
-  size_t next = 0;                       // the check in progress
+  bool touched = false;      // every buffer faulted in: `observe` may run
+  bool observed = false;     // it ran: its kept values are that iteration's
+  bool inputs_read = false;  // the kernels that read graph inputs ran, on that iteration's
+  size_t next = 0;           // the check in progress
 };
 
 // The next plan: the kept regions plus the validated ones it adds.
@@ -425,7 +419,7 @@ void Session::background_work(std::span<const TensorView> inputs) {
   }
   // The kernels being validated run on the live-ins the observed iteration read now, while
   // the caller's inputs are still those (they may change before the next iteration).
-  if (validation_ && validation_->observed && !validation_->captured) capture_inputs(inputs);
+  if (validation_ && validation_->observed && !validation_->inputs_read) run_input_checks(inputs);
   const double budget_s = background_budget_s();
   const bool waited = !std::isfinite(budget_s);
   // Short iterations bank their share until it makes a slice worth stopping for: a
@@ -481,7 +475,7 @@ void Session::prepare_validation() {
   }
   std::sort(observe.begin(), observe.end());
   observe.erase(std::unique(observe.begin(), observe.end()), observe.end());
-  auto v = std::make_unique<Validation>(*fusing_);
+  auto v = std::make_unique<Validation>();
   try {
     v->observe = build(plan_base(), kept(), observe);
   } catch (const Error& e) {  // out of device memory, say: the plan in use goes on
@@ -526,32 +520,41 @@ void Session::fail_validation(int r, const std::string& failure) {
       {iter, "reverted region " + std::to_string(r) + " (" + rec.kernel + "): " + rec.reason});
 }
 
-// Right after the observed iteration, while the caller's inputs are still that iteration's:
-// a copy of the graph inputs the kernels read (the other live-ins the plan kept).
-void Session::capture_inputs(std::span<const TensorView> inputs) {
-  Validation& v = *validation_;
-  v.captured = true;
-  for (RegionCheck& c : v.checks)
-    for (ValueId in : c.sub->inputs) {
-      auto g = std::find(graph_.inputs().begin(), graph_.inputs().end(), in);
-      if (g == graph_.inputs().end() || v.inputs.count(in)) continue;
-      const TensorView& from = inputs[g - graph_.inputs().begin()];
-      const size_t bytes = static_cast<size_t>(from.numel()) * dtype_size(from.dtype);
-      TensorView copy = contiguous_view(v.backend.alloc(bytes), from.dtype, from.shape);
-      v.inputs.emplace(in, copy);
-      if (target_.host_memory) {
-        std::memcpy(copy.data, from.data, bytes);
-      } else {
-        HostTensor h(from.dtype, from.shape);
-        v.backend.download(h.data(), from.data, bytes);
-        v.backend.upload(copy.data, h.data(), bytes);
-      }
-    }
+// Runs check `c`'s kernel alone on the live-ins the observed iteration kept and, for graph
+// inputs, on `inputs` (which must be that iteration's).
+void Session::run_check(RegionCheck& c, std::span<const TensorView> inputs) {
+  c.ran = true;
+  const Plan& observed = validation_->observe->exec->plan();
+  std::vector<TensorView> bound;
+  for (ValueId in : c.sub->inputs) {
+    auto g = std::find(graph_.inputs().begin(), graph_.inputs().end(), in);
+    bound.push_back(g != graph_.inputs().end() ? inputs[g - graph_.inputs().begin()]
+                                               : observed.observed(in));
+  }
+  try {
+    c.got = c.exec->run(bound);
+  } catch (const Error& e) {
+    c.failure = std::string("its kernel could not run alone: ") + e.what();
+  }
 }
 
-// One check after another until `deadline`: its kernel alone on the kept live-ins (one
-// step that is not cut: at most the region's fused time), then its live-outs against the
-// unfused ones, slice by slice. Once all are done, the regions that passed wait for a plan.
+// Right after the observed iteration, while the caller's inputs are still that iteration's
+// (they change every iteration in a training loop): the kernels that read graph inputs.
+// Copying the inputs instead would cost as much, in fresh memory.
+void Session::run_input_checks(std::span<const TensorView> inputs) {
+  validation_->inputs_read = true;
+  for (RegionCheck& c : validation_->checks)
+    for (ValueId in : c.sub->inputs)
+      if (graph_.value(in).producer == kNoNode) {
+        run_check(c, inputs);
+        break;
+      }
+}
+
+// One check after another until `deadline`: its kernel alone on the kept live-ins, if it
+// has not run (one step that is not cut: the region's fused time), then its live-outs
+// against the unfused ones, slice by slice. Once all are done, the regions that passed wait for a
+// plan.
 void Session::advance_validation(Clock::time_point deadline) {
   Validation& v = *validation_;
   const Plan& observed = v.observe->exec->plan();
@@ -563,18 +566,8 @@ void Session::advance_validation(Clock::time_point deadline) {
       ++v.next;
       continue;
     }
-    if (!c.ran) {
-      c.ran = true;
-      std::vector<TensorView> bound;
-      for (ValueId in : c.sub->inputs) {
-        auto copy = v.inputs.find(in);
-        bound.push_back(copy != v.inputs.end() ? copy->second : observed.observed(in));
-      }
-      try {
-        c.got = c.exec->run(bound);
-      } catch (const Error& e) {
-        c.failure = std::string("its kernel could not run alone: ") + e.what();
-      }
+    if (!c.ran) {  // reads no graph input (run_input_checks ran the others)
+      run_check(c, {});
       continue;
     }
     const TensorView& want = observed.observed(outs[c.output]);

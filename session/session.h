@@ -224,7 +224,8 @@ class Session {
   double background_budget_s() const;  // per iteration; infinite when someone waits
   bool stops_compiler() const;         // while an iteration runs
   void prepare_validation();
-  void capture_inputs(std::span<const TensorView> inputs);
+  void run_check(struct RegionCheck& c, std::span<const TensorView> inputs);
+  void run_input_checks(std::span<const TensorView> inputs);
   void advance_validation(std::chrono::steady_clock::time_point deadline);
   void fail_validation(int region, const std::string& failure);
   void prepare_candidate();
