@@ -506,7 +506,9 @@ void Session::fail_validation(int r, const std::string& failure) {
   rec.validation = "failed: " + failure;
   rec.state = RegionState::Reverted;
   rec.swapped_at = rec.reverted_at = iter;
-  rec.reason = "fused result differs from unfused: " + failure;
+  // A mismatch names the value ("value '...' element ..."); anything else kept it from running.
+  const bool mismatch = failure.rfind("value '", 0) == 0;
+  rec.reason = (mismatch ? "fused result differs from unfused: " : "not validated: ") + failure;
   try {  // an epilogue has no source
     if (!kernels_[r].epilogue) {
       auto path =
