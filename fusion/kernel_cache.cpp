@@ -117,17 +117,17 @@ CompileOutcome KernelCache::ensure(const KernelSpec& spec, const std::string& or
     }
     building_.insert(spec_key);
   }
-  struct Built {
+  struct NoLongerBuilding {  // however this returns
     KernelCache& cache;
     const std::string& key;
-    ~Built() {
+    ~NoLongerBuilding() {
       {
         std::lock_guard lock(cache.mu_);
         cache.building_.erase(key);
       }
       cache.built_.notify_all();
     }
-  } built{*this, spec_key};
+  } no_longer_building{*this, spec_key};
 
   // The lock is not held while compiling or loading: the executor looks kernels up
   // between iterations and must never wait for a compiler.

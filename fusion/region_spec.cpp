@@ -464,11 +464,6 @@ std::shared_ptr<const FusedSignature> make_signature(const RegionKernel& k) {
   return sig;
 }
 
-bool is_constant(const Graph& g, ValueId v) {
-  const NodeId p = g.value(v).producer;
-  return p != kNoNode && g.node(p).op == OpType::Constant;
-}
-
 RegionGraph region_graph(const Graph& g, const Region& r, bool fused) {
   const RegionKernel k = build_region_kernel(g, r);
   RegionGraph out;

@@ -60,8 +60,6 @@ struct RegionGraph {
   std::vector<ValueId> inputs;
 };
 RegionGraph region_graph(const Graph& g, const Region& r, bool fused);
-// Whether `v` is a Constant node's output.
-bool is_constant(const Graph& g, ValueId v);
 
 // Throws hf::Error naming the node if the region is not one detect_regions could return
 // (a view of a value computed inside, a Reduce that is not last, ...). An epilogue region

@@ -163,8 +163,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::mil
     // thread it wakes beside (a niced process continued after a long stop does, for its
     // slice). posix_spawn takes only the POSIX policies, so it is set here, as soon as the
     // driver has exec'ed (it starts cc1plus, which inherits it, only once it has read its
-    // specs). Nice +10 where a
-    // sandbox refuses the policy.
+    // specs). Nice +10 where a sandbox refuses the policy.
     sched_param idle{};
     if (::sched_setscheduler(pid, SCHED_IDLE, &idle) != 0)
       ::setpriority(PRIO_PGRP, pid, std::min(19, ::getpriority(PRIO_PROCESS, 0) + 10));

@@ -11,6 +11,7 @@
 #include "profiler/step_times.h"
 #include "profiler/table_text.h"
 #include "runtime/exec/compare.h"
+#include "runtime/ir/constant.h"
 #include "runtime/ir/error.h"
 #include "runtime/ir/op_table.h"
 #include "session/compile_worker.h"
@@ -435,21 +436,25 @@ void Session::background_work(std::span<const TensorView> inputs) {
                                              std::chrono::duration<double>(credit_s_));
   if (target_.rest) target_.rest();
   worker_->resume();
-  constexpr size_t kSlice = size_t(1) << 20;
+  // Faults in the plans' buffers, a slice at a time, until the deadline; true when done.
+  auto touch = [&](std::initializer_list<Executor*> first, std::span<RegionCheck> checks = {}) {
+    constexpr size_t kSlice = size_t(1) << 20;
+    std::vector<Executor*> execs(first);
+    for (RegionCheck& c : checks) execs.push_back(c.exec.get());
+    for (Executor* e : execs) {
+      bool done = false;
+      while (!done && Clock::now() < deadline) done = e->plan().touch_pages(kSlice);
+      if (!done) return false;
+    }
+    return true;
+  };
   if (validation_ && validation_->observed) advance_validation(deadline);
   if (!validation_ && !candidate_ && !ready_.empty()) prepare_validation();
-  if (validation_ && !validation_->touched) {
-    auto touch_all = [&] {
-      bool done = validation_->observe->exec->plan().touch_pages(kSlice);
-      for (RegionCheck& c : validation_->checks)
-        if (done) done = c.exec->plan().touch_pages(kSlice);
-      return done;
-    };
-    while (!validation_->touched && Clock::now() < deadline) validation_->touched = touch_all();
-  }
+  if (validation_ && !validation_->touched)
+    validation_->touched = touch({validation_->observe->exec.get()}, validation_->checks);
   if (!validation_ && !candidate_ && (!passed_.empty() || plan_stale_)) prepare_candidate();
-  while (candidate_ && !candidate_->touched && Clock::now() < deadline)
-    candidate_->touched = candidate_->plan->exec->plan().touch_pages(kSlice);
+  if (candidate_ && !candidate_->touched)
+    candidate_->touched = touch({candidate_->plan->exec.get()});
   // The compiler has the cores until the deadline (run() stops it again).
   if (worker_->pending() > 0 && stops_compiler() && !waited)
     std::this_thread::sleep_until(deadline);
@@ -469,8 +474,7 @@ void Session::prepare_validation() {
   std::vector<ValueId> observe;
   for (int r : fresh) {
     for (ValueId v : kernels_[r].live_ins)  // graph inputs are the caller's; constants, the graph's
-      if (graph_.value(v).producer != kNoNode && !fusion::is_constant(graph_, v))
-        observe.push_back(v);
+      if (graph_.value(v).producer != kNoNode && !is_constant(graph_, v)) observe.push_back(v);
     for (ValueId v : kernels_[r].outputs) observe.push_back(v);
   }
   std::sort(observe.begin(), observe.end());
@@ -502,24 +506,22 @@ void Session::prepare_validation() {
 // Reverts a region whose kernel failed validation, keeping its source for the bug report.
 void Session::fail_validation(int r, const std::string& failure) {
   RegionRecord& rec = regions_[r];
-  const int iter = static_cast<int>(iterations_.size()) - 1;
   rec.validation = "failed: " + failure;
-  rec.state = RegionState::Reverted;
-  rec.swapped_at = rec.reverted_at = iter;
+  rec.swapped_at = static_cast<int>(iterations_.size()) - 1;
   // A mismatch names the value ("value '...' element ..."); anything else kept it from running.
   const bool mismatch = failure.rfind("value '", 0) == 0;
-  rec.reason = (mismatch ? "fused result differs from unfused: " : "not validated: ") + failure;
+  std::string reason =
+      (mismatch ? "fused result differs from unfused: " : "not validated: ") + failure;
   try {  // an epilogue has no source
     if (!kernels_[r].epilogue) {
       auto path =
           target_.kernels->keep_source(kernels_[r].spec, kernel_origin(graph_, kernels_[r].nodes));
-      rec.reason += "; its source is kept at " + path.string();
+      reason += "; its source is kept at " + path.string();
     }
   } catch (const Error& e) {
-    rec.reason += std::string("; its source could not be kept: ") + e.what();
+    reason += std::string("; its source could not be kept: ") + e.what();
   }
-  events_.push_back(
-      {iter, "reverted region " + std::to_string(r) + " (" + rec.kernel + "): " + rec.reason});
+  revert(r, std::move(reason));
 }
 
 // Runs check `c`'s kernel alone on the live-ins the observed iteration kept and, for graph
@@ -619,11 +621,8 @@ void Session::prepare_candidate() {
     c->plan = build(plan_base(), regions);
   } catch (const Error& e) {  // out of device memory, say: the plan in use goes on
     for (int r : c->fresh) {
-      RegionRecord& rec = regions_[r];
-      rec.state = RegionState::Reverted;
-      rec.swapped_at = rec.reverted_at = static_cast<int>(iterations_.size()) - 1;
-      rec.reason = std::string("the fused plan could not be built: ") + e.what();
-      event("reverted region " + std::to_string(r) + " (" + rec.kernel + "): " + rec.reason);
+      regions_[r].swapped_at = static_cast<int>(iterations_.size()) - 1;
+      revert(r, std::string("the fused plan could not be built: ") + e.what());
     }
     return;
   }
@@ -777,13 +776,6 @@ TensorView Session::readable_slice(const TensorView& v, int64_t first, int64_t c
   return copy.view();
 }
 
-const TensorView& Session::readable(const TensorView& v, HostTensor& copy) const {
-  if (target_.host_memory) return v;
-  copy = HostTensor(v.dtype, v.shape);
-  target_.backend->download(copy.data(), v.data, copy.bytes());
-  return copy.view();
-}
-
 // `static`: the rewritten graph against the unfused one, every graph output compared.
 std::span<const TensorView> Session::validate_static(std::span<const TensorView> inputs) {
   static_pending_ = false;
@@ -796,8 +788,9 @@ std::span<const TensorView> Session::validate_static(std::span<const TensorView>
     std::span<const TensorView> got = rewritten->exec->run(inputs);
     for (size_t k = 0; k < got.size() && failure.empty(); ++k) {
       HostTensor e_host, a_host;
-      Mismatch m = compare(readable(out[k], e_host), readable(got[k], a_host),
-                           fused_tolerance(out[k].dtype));
+      Mismatch m =
+          compare(readable_slice(out[k], 0, out[k].numel(), e_host),
+                  readable_slice(got[k], 0, got[k].numel(), a_host), fused_tolerance(out[k].dtype));
       if (m.index >= 0) {
         char b[160];
         std::snprintf(b, sizeof b, "' element %lld is %.9g, unfused %.9g",

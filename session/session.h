@@ -234,8 +234,6 @@ class Session {
   // downloaded into `copy`.
   TensorView readable_slice(const TensorView& v, int64_t first, int64_t count,
                             HostTensor& copy) const;
-  // `v` itself in host memory, else its download into `copy`.
-  const TensorView& readable(const TensorView& v, HostTensor& copy) const;
   void end_reprofiling();
   std::vector<int> kept() const;  // regions swapped in and not reverted
   void event(std::string text);

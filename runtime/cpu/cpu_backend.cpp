@@ -19,13 +19,6 @@ namespace hf::cpu {
 
 namespace {
 
-// A Constant's buffer is written once at plan time and never again (plan.cpp): kernels may
-// keep a reordered copy of it.
-bool is_constant(const Graph& g, ValueId v) {
-  const NodeId p = g.value(v).producer;
-  return p != kNoNode && g.node(p).op == OpType::Constant;
-}
-
 // The constant behind an input when the graph shares its values (ConstantData): it names
 // the weights for packed_weights.h and keeps them alive while a kernel holds it.
 std::shared_ptr<const void> constant_owner(const Graph& g, ValueId v) {

@@ -76,12 +76,8 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
     std::vector<int> dying;  // buffers of inputs whose last use is this step
     // A Constant's buffer is written once, when the plan is built: it must outlive every
     // iteration, so it never dies (nor is it overwritten in place).
-    auto is_constant = [&](ValueId v) {
-      NodeId p = g.value(v).producer;
-      return p != kNoNode && g.node(p).op == OpType::Constant;
-    };
     for (ValueId v : n.inputs)
-      if (last_use[v] == s && buf_of[v] >= 0 && !is_constant(v) &&
+      if (last_use[v] == s && buf_of[v] >= 0 && !is_constant(g, v) &&
           std::find(dying.begin(), dying.end(), buf_of[v]) == dying.end())
         dying.push_back(buf_of[v]);
     for (ValueId out : n.outputs) {

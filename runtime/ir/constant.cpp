@@ -62,6 +62,11 @@ double constant_at(const Node& n, int64_t i) {
       value_attr(n));
 }
 
+bool is_constant(const Graph& g, ValueId v) {
+  const NodeId p = g.value(v).producer;
+  return p != kNoNode && g.node(p).op == OpType::Constant;
+}
+
 HostTensor constant_value(const Graph& g, const Node& n) {
   const Value& out = g.value(n.outputs[0]);
   if (const ConstantData* d = data_of(n)) {

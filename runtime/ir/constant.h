@@ -26,6 +26,10 @@ int64_t constant_count(const Node& n);
 // Stored value i (i < constant_count).
 double constant_at(const Node& n, int64_t i);
 
+// Whether `v` is a Constant node's output: written once, when a plan is built, and never
+// again (plan.cpp), so kernels may keep a reordered copy of it.
+bool is_constant(const Graph& g, ValueId v);
+
 // The node's output (dtype and shape), from its ConstantData (shared, not copied) or its
 // `value` attribute (one value: a splat).
 HostTensor constant_value(const Graph& g, const Node& n);
