@@ -8,7 +8,7 @@
 #include "runtime/ir/error.h"
 
 #if HF_HAVE_NVRTC
-#include <nvrtc.h>
+#include "fusion/nvrtc_api.h"
 #endif
 
 namespace hf::fusion {
@@ -30,8 +30,8 @@ struct Compiled {
   double seconds = 0;
 };
 
-std::string error_text(const char* what, nvrtcResult r) {
-  return std::string(what) + ": " + nvrtcGetErrorString(r) + "\n";
+std::string error_text(const NvrtcApi& api, const char* what, nvrtcResult r) {
+  return std::string(what) + ": " + api.error_string(r) + "\n";
 }
 
 // One NVRTC program: create with the embedded headers, compile, fetch log and code.
@@ -39,6 +39,12 @@ Compiled compile(const std::string& source, const std::string& name, int sm_arch
   auto t0 = std::chrono::steady_clock::now();
   Compiled c;
   c.arch = clamp_arch(sm_arch);
+  std::string why;
+  const NvrtcApi* api = nvrtc_api(&why);
+  if (!api) {
+    c.log = why + "\n";
+    return c;
+  }
   std::vector<const char*> bodies, names;
   std::vector<std::string> paths;  // string_views into the table are not NUL-terminated
   std::vector<std::string> contents;
@@ -52,10 +58,10 @@ Compiled compile(const std::string& source, const std::string& name, int sm_arch
   }
   nvrtcProgram prog;
   std::string file = name + ".cu";
-  nvrtcResult res = nvrtcCreateProgram(&prog, source.c_str(), file.c_str(), int(bodies.size()),
-                                       bodies.data(), names.data());
+  nvrtcResult res = api->create_program(&prog, source.c_str(), file.c_str(), int(bodies.size()),
+                                        bodies.data(), names.data());
   if (res != NVRTC_SUCCESS) {
-    c.log = error_text("nvrtcCreateProgram", res);
+    c.log = error_text(*api, "nvrtcCreateProgram", res);
     c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return c;
   }
@@ -64,32 +70,32 @@ Compiled compile(const std::string& source, const std::string& name, int sm_arch
                  std::to_string(c.arch));
   std::vector<const char*> opt_ptrs;
   for (const std::string& o : opts) opt_ptrs.push_back(o.c_str());
-  res = nvrtcCompileProgram(prog, int(opt_ptrs.size()), opt_ptrs.data());
+  res = api->compile_program(prog, int(opt_ptrs.size()), opt_ptrs.data());
   size_t n = 0;
-  if (nvrtcGetProgramLogSize(prog, &n) == NVRTC_SUCCESS && n > 1) {
+  if (api->program_log_size(prog, &n) == NVRTC_SUCCESS && n > 1) {
     c.log.resize(n);
-    nvrtcGetProgramLog(prog, c.log.data());
+    api->program_log(prog, c.log.data());
     c.log.resize(n - 1);  // the terminating NUL
   }
   if (res != NVRTC_SUCCESS) {
-    c.log += error_text("nvrtcCompileProgram", res);
+    c.log += error_text(*api, "nvrtcCompileProgram", res);
   } else if (cubin) {
-    if ((res = nvrtcGetCUBINSize(prog, &n)) == NVRTC_SUCCESS) {
+    if ((res = api->cubin_size(prog, &n)) == NVRTC_SUCCESS) {
       c.code.resize(n);
-      res = nvrtcGetCUBIN(prog, c.code.data());
+      res = api->cubin(prog, c.code.data());
     }
-    if (res != NVRTC_SUCCESS) c.log += error_text("nvrtcGetCUBIN", res);
+    if (res != NVRTC_SUCCESS) c.log += error_text(*api, "nvrtcGetCUBIN", res);
     c.ok = res == NVRTC_SUCCESS;
   } else {
-    if ((res = nvrtcGetPTXSize(prog, &n)) == NVRTC_SUCCESS) {
+    if ((res = api->ptx_size(prog, &n)) == NVRTC_SUCCESS) {
       c.code.resize(n);
-      res = nvrtcGetPTX(prog, c.code.data());
+      res = api->ptx(prog, c.code.data());
       if (res == NVRTC_SUCCESS && !c.code.empty() && c.code.back() == '\0') c.code.pop_back();
     }
-    if (res != NVRTC_SUCCESS) c.log += error_text("nvrtcGetPTX", res);
+    if (res != NVRTC_SUCCESS) c.log += error_text(*api, "nvrtcGetPTX", res);
     c.ok = res == NVRTC_SUCCESS;
   }
-  nvrtcDestroyProgram(&prog);
+  api->destroy_program(&prog);
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return c;
 }
@@ -97,16 +103,17 @@ Compiled compile(const std::string& source, const std::string& name, int sm_arch
 }  // namespace
 
 bool nvrtc_available() {
-  return true;
+  return nvrtc_api() != nullptr;
 }
 
 std::vector<int> nvrtc_supported_archs() {
   static const std::vector<int> archs = [] {
     int n = 0;
     std::vector<int> a;
-    if (nvrtcGetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0) {
+    const NvrtcApi* api = nvrtc_api();
+    if (api && api->num_supported_archs(&n) == NVRTC_SUCCESS && n > 0) {
       a.resize(size_t(n));
-      if (nvrtcGetSupportedArchs(a.data()) != NVRTC_SUCCESS) a.clear();
+      if (api->supported_archs(a.data()) != NVRTC_SUCCESS) a.clear();
     }
     std::sort(a.begin(), a.end());
     return a;
@@ -123,7 +130,9 @@ int clamp_arch(int requested) {
 
 std::string nvrtc_identity() {
   int major = 0, minor = 0;
-  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "NVRTC unknown version";
+  const NvrtcApi* api = nvrtc_api();
+  if (!api) return "NVRTC unavailable";
+  if (api->version(&major, &minor) != NVRTC_SUCCESS) return "NVRTC unknown version";
   return "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
 }
 

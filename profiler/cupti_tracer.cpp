@@ -1,11 +1,12 @@
 #include "profiler/cupti_tracer.h"
 
 #include <cupti.h>
-#include <dlfcn.h>
 
 #include <cstdlib>
 #include <mutex>
 #include <vector>
+
+#include "runtime/ir/shared_library.h"
 
 namespace hf::cuda {
 
@@ -96,18 +97,10 @@ std::unique_ptr<CuptiTracer> CuptiTracer::create(std::string* why) {
     candidates = {"libcupti.so.13", "libcupti.so", "/usr/local/cuda/lib64/libcupti.so",
                   "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so"};
   std::string dl_errors;
-  for (const std::string& c : candidates) {
-    api->lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (api->lib) break;
-    const char* e = dlerror();
-    dl_errors += (dl_errors.empty() ? "" : "; ") + std::string(e ? e : c);
-  }
+  api->lib = open_shared_library(candidates, &dl_errors);
   if (!api->lib) return fail("libcupti could not be loaded (" + dl_errors + ")");
   bool all = true;
-  auto sym = [&](auto& fn, const char* name) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(api->lib, name));
-    all = all && fn;
-  };
+  auto sym = [&](auto& fn, const char* name) { all = bind_symbol(api->lib, fn, name) && all; };
   sym(api->get_version, "cuptiGetVersion");
   sym(api->result_string, "cuptiGetResultString");
   sym(api->enable, "cuptiActivityEnable");

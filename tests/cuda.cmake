@@ -3,7 +3,8 @@
 # - cuda_no_libcuda: no binary needs libcuda.so, directly (readelf NEEDED) or through a
 #   library (ldd), so the same binaries start on a machine without an NVIDIA driver; nor
 #   libcublas (opened on first use, runtime/cuda/cublas_api.h: linked, it costs every
-#   process ~150 MB of resident memory).
+#   process ~150 MB of resident memory); nor does hotfuse-run load libnvrtc at start-up
+#   (fusion/nvrtc_api.h: ~27 MB).
 # - cuda_cli: --backend auto/cuda on this machine: with no device, auto prints one line
 #   naming the reason and runs on the CPU, cuda fails with exit code 2; with a device both
 #   run on it (tests/cuda_cli.sh).
@@ -24,7 +25,10 @@ for f in "$@"; do
   if ldd "$f" | grep -q 'libcuda\.so'; then echo "$f loads libcuda.so through a library"; status=1; fi
   if ldd "$f" | grep -q 'libcublas'; then echo "$f loads libcublas at start-up"; status=1; fi
 done
-[ $status = 0 ] && echo "checked $# binaries: none needs libcuda.so or libcublas"
+# The product opens NVRTC when it first compiles a CUDA kernel (fusion/nvrtc_api.h); the
+# tests that call NVRTC themselves link it.
+if ldd "$1" | grep -q 'libnvrtc'; then echo "$1 loads libnvrtc at start-up"; status=1; fi
+[ $status = 0 ] && echo "checked $# binaries: none needs libcuda.so or libcublas; hotfuse-run not libnvrtc"
 exit $status
 ]=] sh ${HF_CUDA_CHECKED_BINARIES})
 set_tests_properties(cuda_no_libcuda PROPERTIES TIMEOUT 60)

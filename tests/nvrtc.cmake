@@ -12,6 +12,11 @@ if(TARGET test_nvrtc_header)
   target_link_libraries(test_nvrtc_header PRIVATE CUDA::nvrtc)
   target_compile_definitions(test_nvrtc_header PRIVATE HF_HAVE_NVRTC=1)
 endif()
+# test_codegen calls NVRTC itself to check generated sources (the product opens it on
+# first use, fusion/nvrtc_api.h).
+if(TARGET test_codegen)
+  target_link_libraries(test_codegen PRIVATE CUDA::nvrtc)
+endif()
 
 if(CUDAToolkit_NVCC_EXECUTABLE)
   set(HF_NVCC_SRC ${CMAKE_CURRENT_BINARY_DIR}/scalar_math_nvcc.cu)

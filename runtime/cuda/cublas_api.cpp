@@ -1,33 +1,20 @@
 #include "runtime/cuda/cublas_api.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "runtime/ir/error.h"
+#include "runtime/ir/shared_library.h"
 
 namespace hf::cuda {
 
 namespace {
 
-void* open_cublas(std::string& why) {
-  const std::string name = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
-  void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (h) return h;
-  why = dlerror();
-#ifdef HF_CUDA_LIBRARY_DIR
-  const std::string toolkit = std::string(HF_CUDA_LIBRARY_DIR) + "/" + name;
-  if ((h = dlopen(toolkit.c_str(), RTLD_NOW | RTLD_LOCAL))) return h;
-  why += "; " + std::string(dlerror());
-#endif
-  return nullptr;
-}
-
 template <class F>
 void bind(void* lib, F& fn, const char* symbol) {
-  fn = reinterpret_cast<F>(dlsym(lib, symbol));
-  if (!fn) throw Error(std::string("cuBLAS: the library has no ") + symbol);
+  if (!bind_symbol(lib, fn, symbol))
+    throw Error(std::string("cuBLAS: the library has no ") + symbol);
 }
 
 }  // namespace
@@ -37,10 +24,15 @@ const CublasApi& cublas() {
   static std::once_flag once;
   static std::string failure;
   std::call_once(once, [] {
+    const std::string name = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+    std::vector<std::string> candidates = {name};
+#ifdef HF_CUDA_LIBRARY_DIR
+    candidates.push_back(std::string(HF_CUDA_LIBRARY_DIR) + "/" + name);
+#endif
     std::string why;
-    void* lib = open_cublas(why);
+    void* lib = open_shared_library(candidates, &why);
     if (!lib) {
-      failure = "cuBLAS: cannot open libcublas.so." + std::to_string(CUBLAS_VER_MAJOR) + ": " + why;
+      failure = "cuBLAS: cannot open " + name + ": " + why;
       return;
     }
     try {  // never closed: its functions stay in use until exit
