@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <thread>
+#include <unordered_set>
 
 #include "fusion/static_patterns.h"
 #include "profiler/step_times.h"
@@ -117,6 +118,7 @@ struct Session::Validation {
   bool touched = false;      // every buffer faulted in: `observe` may run
   bool observed = false;     // it ran: its kept values are that iteration's
   bool inputs_read = false;  // the kernels that read graph inputs ran, on that iteration's
+  int observed_at = -1;      // the iteration it ran in
   size_t next = 0;           // the check in progress
 };
 
@@ -281,6 +283,9 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
   if (stops_compiler()) worker_->pause();
   reference_.reset();  // the last iteration's outputs are no longer needed
   retired_.clear();
+  // A caller that waits for the fusion gets the plan the last iteration had no room for
+  // now, so that no iteration runs between selection and swap but validating ones.
+  if (phase_ == Phase::Compiling && sync_compile()) prepare_plans(Clock::time_point::max());
   if (phase_ == Phase::Compiling) {
     if (candidate_ && candidate_->touched) {
       swap_candidate();
@@ -309,6 +314,7 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
     } else {  // the plan in use, keeping what the checks compare
       out = validation_->observe->exec->run(inputs);
       validation_->observed = true;
+      validation_->observed_at = iteration;
       phase_ = Phase::Compiling;
     }
   } else if (options_.trace && steps_.size() < options_.trace_max_steps) {
@@ -436,25 +442,8 @@ void Session::background_work(std::span<const TensorView> inputs) {
                                              std::chrono::duration<double>(credit_s_));
   if (target_.rest) target_.rest();
   worker_->resume();
-  // Faults in the plans' buffers, a slice at a time, until the deadline; true when done.
-  auto touch = [&](std::initializer_list<Executor*> first, std::span<RegionCheck> checks = {}) {
-    constexpr size_t kSlice = size_t(1) << 20;
-    std::vector<Executor*> execs(first);
-    for (RegionCheck& c : checks) execs.push_back(c.exec.get());
-    for (Executor* e : execs) {
-      bool done = false;
-      while (!done && Clock::now() < deadline) done = e->plan().touch_pages(kSlice);
-      if (!done) return false;
-    }
-    return true;
-  };
   if (validation_ && validation_->observed) advance_validation(deadline);
-  if (!validation_ && !candidate_ && !ready_.empty()) prepare_validation();
-  if (validation_ && !validation_->touched)
-    validation_->touched = touch({validation_->observe->exec.get()}, validation_->checks);
-  if (!validation_ && !candidate_ && (!passed_.empty() || plan_stale_)) prepare_candidate();
-  if (candidate_ && !candidate_->touched)
-    candidate_->touched = touch({candidate_->plan->exec.get()});
+  prepare_plans(deadline);
   // The compiler has the cores until the deadline (run() stops it again).
   if (worker_->pending() > 0 && stops_compiler() && !waited)
     std::this_thread::sleep_until(deadline);
@@ -465,20 +454,74 @@ void Session::background_work(std::span<const TensorView> inputs) {
         std::min(0.0, credit_s_ - std::chrono::duration<double>(Clock::now() - start).count());
 }
 
-// The ready regions' validation: the plan in use again, keeping their live-ins and
-// live-outs, and each one's kernel alone.
+// Makes the next plan (a validation's, or the candidate) and faults in its buffers until
+// `deadline`. A plan is made only once the retired ones are gone (at the next run()): the
+// session holds at most the plan in use and one more, plus what a validation keeps.
+void Session::prepare_plans(Clock::time_point deadline) {
+  // Faults in the plans' buffers, a slice at a time, until the deadline; true when done.
+  auto touch = [&](std::initializer_list<Executor*> first, std::span<RegionCheck> checks = {}) {
+    constexpr size_t kSlice = size_t(1) << 20;
+    std::vector<Executor*> execs(first);
+    for (RegionCheck& c : checks)
+      if (c.exec) execs.push_back(c.exec.get());
+    for (Executor* e : execs) {
+      bool done = false;
+      while (!done && Clock::now() < deadline) done = e->plan().touch_pages(kSlice);
+      if (!done) return false;
+    }
+    return true;
+  };
+  const bool room = retired_.empty();
+  if (room && !validation_ && !candidate_ && !ready_.empty()) prepare_validation();
+  if (validation_ && !validation_->touched)
+    validation_->touched = touch({validation_->observe->exec.get()}, validation_->checks);
+  if (room && !validation_ && !candidate_ && (!passed_.empty() || plan_stale_)) prepare_candidate();
+  if (candidate_ && !candidate_->touched)
+    candidate_->touched = touch({candidate_->plan->exec.get()});
+}
+
+// The values a region's check needs kept from the observed iteration: its live-ins the
+// plan computes (graph inputs are the caller's; constants, the graph's) and its live-outs.
+std::vector<ValueId> Session::observed_values(int r) const {
+  std::vector<ValueId> values;
+  for (ValueId v : kernels_[r].live_ins)
+    if (graph_.value(v).producer != kNoNode && !is_constant(graph_, v)) values.push_back(v);
+  values.insert(values.end(), kernels_[r].outputs.begin(), kernels_[r].outputs.end());
+  return values;
+}
+
+// Validation of ready regions: the plan in use again, keeping their live-ins and live-outs,
+// and each one's kernel alone. One round keeps at most about the plan in use's own buffers
+// again (at least one region): with every region of a CNN at once the kept activations
+// were several plans' worth, the session's peak memory; the rest wait for the next round.
 void Session::prepare_validation() {
+  std::sort(ready_.begin(), ready_.end());
+  // Below a few MB a round is not worth another observed iteration (and another plan made
+  // of the whole graph: a graph of thousands of tiny regions would take thousands).
+  constexpr size_t kMinRoundBytes = size_t(4) << 20;
+  const size_t budget = std::max(kMinRoundBytes, current_->exec->plan().buffer_bytes());
   std::vector<int> fresh;
-  fresh.swap(ready_);
-  std::sort(fresh.begin(), fresh.end());
   std::vector<ValueId> observe;
-  for (int r : fresh) {
-    for (ValueId v : kernels_[r].live_ins)  // graph inputs are the caller's; constants, the graph's
-      if (graph_.value(v).producer != kNoNode && !is_constant(graph_, v)) observe.push_back(v);
-    for (ValueId v : kernels_[r].outputs) observe.push_back(v);
+  std::unordered_set<ValueId> kept_values;
+  size_t kept_bytes = 0;
+  size_t taken = 0;
+  for (; taken < ready_.size(); ++taken) {
+    std::vector<ValueId> more;
+    size_t more_bytes = 0;
+    for (ValueId v : observed_values(ready_[taken])) {
+      if (kept_values.count(v) || std::find(more.begin(), more.end(), v) != more.end()) continue;
+      more.push_back(v);
+      const Value& val = graph_.value(v);
+      more_bytes += static_cast<size_t>(numel(val.shape)) * dtype_size(val.dtype);
+    }
+    if (!fresh.empty() && kept_bytes + more_bytes > budget) break;
+    fresh.push_back(ready_[taken]);
+    observe.insert(observe.end(), more.begin(), more.end());
+    kept_values.insert(more.begin(), more.end());
+    kept_bytes += more_bytes;
   }
+  ready_.erase(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(taken));
   std::sort(observe.begin(), observe.end());
-  observe.erase(std::unique(observe.begin(), observe.end()), observe.end());
   auto v = std::make_unique<Validation>();
   try {
     v->observe = build(plan_base(), kept(), observe);
@@ -493,7 +536,9 @@ void Session::prepare_validation() {
     try {
       c.sub = std::make_unique<fusion::RegionGraph>(
           fusion::region_graph(graph_, detection_.regions[r], /*fused=*/true));
-      c.exec = std::make_unique<Executor>(c.sub->graph, *fusing_);
+      // A kernel that reads graph inputs runs right after the observed iteration: its plan
+      // is made now. The others' are made one at a time when their turn comes.
+      if (reads_graph_input(c)) c.exec = std::make_unique<Executor>(c.sub->graph, *fusing_);
     } catch (const Error& e) {
       fail_validation(r, std::string("its kernel could not run alone: ") + e.what());
       continue;
@@ -501,6 +546,11 @@ void Session::prepare_validation() {
     v->checks.push_back(std::move(c));
   }
   if (!v->checks.empty()) validation_ = std::move(v);
+}
+
+bool Session::reads_graph_input(const RegionCheck& c) const {
+  return std::any_of(c.sub->inputs.begin(), c.sub->inputs.end(),
+                     [&](ValueId in) { return graph_.value(in).producer == kNoNode; });
 }
 
 // Reverts a region whose kernel failed validation, keeping its source for the bug report.
@@ -528,6 +578,14 @@ void Session::fail_validation(int r, const std::string& failure) {
 // inputs, on `inputs` (which must be that iteration's).
 void Session::run_check(RegionCheck& c, std::span<const TensorView> inputs) {
   c.ran = true;
+  if (!c.exec) {
+    try {
+      c.exec = std::make_unique<Executor>(c.sub->graph, *fusing_);
+    } catch (const Error& e) {
+      c.failure = std::string("its kernel could not run alone: ") + e.what();
+      return;
+    }
+  }
   const Plan& observed = validation_->observe->exec->plan();
   std::vector<TensorView> bound;
   for (ValueId in : c.sub->inputs) {
@@ -548,11 +606,7 @@ void Session::run_check(RegionCheck& c, std::span<const TensorView> inputs) {
 void Session::run_input_checks(std::span<const TensorView> inputs) {
   validation_->inputs_read = true;
   for (RegionCheck& c : validation_->checks)
-    for (ValueId in : c.sub->inputs)
-      if (graph_.value(in).producer == kNoNode) {
-        run_check(c, inputs);
-        break;
-      }
+    if (reads_graph_input(c)) run_check(c, inputs);
 }
 
 // One check after another until `deadline`: its kernel alone on the kept live-ins, if it
@@ -567,6 +621,8 @@ void Session::advance_validation(Clock::time_point deadline) {
     RegionCheck& c = v.checks[v.next];
     const std::vector<ValueId>& outs = kernels_[c.region].outputs;
     if (!c.failure.empty() || c.output >= outs.size()) {
+      c.got = {};
+      c.exec.reset();  // its buffers: the next check's plan is made in their place
       ++v.next;
       continue;
     }
@@ -606,7 +662,9 @@ void Session::advance_validation(Clock::time_point deadline) {
     regions_[c.region].validation = std::string("passed: worst element used ") + b;
     passed_.push_back(c.region);
   }
-  retired_.push_back(std::move(v.observe));  // this iteration's outputs may live in it
+  // The caller may still read the observed iteration's outputs while it is the last one.
+  if (v.observed_at == static_cast<int>(iterations_.size()) - 1)
+    retired_.push_back(std::move(v.observe));
   validation_.reset();
 }
 

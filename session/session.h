@@ -223,7 +223,10 @@ class Session {
   void background_work(std::span<const TensorView> inputs);
   double background_budget_s() const;  // per iteration; infinite when someone waits
   bool stops_compiler() const;         // while an iteration runs
+  void prepare_plans(std::chrono::steady_clock::time_point deadline);
   void prepare_validation();
+  std::vector<ValueId> observed_values(int region) const;
+  bool reads_graph_input(const struct RegionCheck& c) const;
   void run_check(struct RegionCheck& c, std::span<const TensorView> inputs);
   void run_input_checks(std::span<const TensorView> inputs);
   void advance_validation(std::chrono::steady_clock::time_point deadline);

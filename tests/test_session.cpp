@@ -603,6 +603,48 @@ TEST(SessionPolicy, AllFusesEveryRegionAndKeepsASlowKernel) {
   EXPECT_EQ(session_report(s, {"t.json", 3})["summary"]["fusion"], "all");
 }
 
+// Four chains on 2^20 floats, each after a copy (a one-input Concat: a barrier), so each
+// region reads the one before through a value the plan computes.
+Graph chains_behind_barriers() {
+  std::string nodes, in = "x";
+  for (int i = 0; i < 4; ++i) {
+    const std::string k = std::to_string(i);
+    if (i > 0) {
+      nodes += R"({"name": "copy)" + k +
+               R"(", "op": "Concat", "attrs": {"axis": 0}, "inputs": [")" + in +
+               R"("], "outputs": ["c)" + k + R"("]},)";
+      in = "c" + k;
+    }
+    nodes += R"({"name": "sq)" + k + R"(", "op": "Elemwise", "mode": "MUL", "inputs": [")" + in +
+             R"(", ")" + in + R"("], "outputs": ["s)" + k + R"("]},)";
+    nodes += R"({"name": "sum)" + k + R"(", "op": "Elemwise", "mode": "ADD", "inputs": ["s)" + k +
+             R"(", ")" + in + R"("], "outputs": ["b)" + k + R"("]})" + (i < 3 ? "," : "");
+    in = "b" + k;
+  }
+  return parse(nodes, R"({"name": "x", "dtype": "f32", "shape": [1048576]})", R"("b3")");
+}
+
+// What the checks need kept (each region's live-ins and live-outs) is more than the plan's
+// own buffers, which it reuses along the chain: a round keeps about one plan's worth, so
+// the regions are observed over several validating iterations, and all of them pass.
+TEST(SessionPolicy, ValidationKeepsAboutOnePlanOfValuesPerRound) {
+  Fixture f(chains_behind_barriers());
+  SessionOptions o;
+  o.policy = FusionPolicy::All;
+  Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
+  ASSERT_EQ(s.regions().size(), 4u);
+  f.settle(s);
+  int validating = 0;
+  for (const IterationRecord& it : s.iterations()) {
+    validating += it.phase == Phase::Validating;
+    EXPECT_NE(it.phase, Phase::Compiling);  // waited for: the rounds follow one another
+  }
+  EXPECT_GE(validating, 2);
+  for (const RegionRecord& r : s.regions())
+    EXPECT_EQ(r.state, RegionState::Swapped) << r.id << ": " << r.reason << " " << r.validation;
+  EXPECT_EQ(s.kernels_now(), 7);  // 4 fused + 3 copies
+}
+
 TEST(SessionPolicy, WrongKernelIsRevertedInEveryPolicy) {
   Fixture f(hot_and_cold());
   SessionOptions o;
