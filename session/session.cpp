@@ -637,7 +637,8 @@ void Session::advance_validation(Clock::time_point deadline) {
     HostTensor e_host, a_host;  // downloaded when the plans hold device memory
     const TensorView e = readable_slice(want, c.compared, len, e_host);
     const TensorView a = readable_slice(got, c.compared, len, a_host);
-    Mismatch m = compare(e, a, fused_tolerance(e.dtype));
+    Mismatch m = compare(
+        e, a, kernels_[c.region].epilogue ? heavy_epilogue_tolerance(e) : fused_tolerance(e.dtype));
     c.worst = std::max(c.worst, m.worst_ratio);
     if (m.index >= 0) {
       char b[160];

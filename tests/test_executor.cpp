@@ -33,8 +33,8 @@ void expect_matches_reference(const Graph& g, double rtol, uint64_t seed = 1) {
     ASSERT_EQ(out.size(), ref.size());
     for (size_t i = 0; i < out.size(); ++i) {
       test::Mismatch m = test::compare(ref[i].view(), out[i], rtol, 1e-6);
-      EXPECT_EQ(m.index, -1) << g.name << " output " << i << " element " << m.index
-                             << ": expected " << m.expected << ", got " << m.actual;
+      EXPECT_EQ(m.index, -1) << g.name << " output " << i << " element " << m.index << ": expected "
+                             << m.expected << ", got " << m.actual;
     }
   }
 }
@@ -71,10 +71,10 @@ TEST(Compare, TheF32PathFindsWhatTheGeneralLoopFinds) {
   const float inf = INFINITY, nan = NAN;
   const std::vector<std::vector<float>> expected_actual[] = {
       {{1, 2, -3, 1e-7f, 1000}, {1, 2.00001f, -3, 1.000001e-7f, 1000.002f}},  // all match
-      {{nan, inf, -inf, 5}, {nan, inf, -inf, 5.00001f}},                       // special values
-      {{1, 2, 3, 4}, {1, 2.5f, 3, 4.01f}},                                     // two fail
-      {{1, 2, 3}, {1, nan, 3}},                                                 // NaN vs a number
-      {{1, inf, 3}, {1, -inf, 3}},  // opposite infinities
+      {{nan, inf, -inf, 5}, {nan, inf, -inf, 5.00001f}},                      // special values
+      {{1, 2, 3, 4}, {1, 2.5f, 3, 4.01f}},                                    // two fail
+      {{1, 2, 3}, {1, nan, 3}},                                               // NaN vs a number
+      {{1, inf, 3}, {1, -inf, 3}},                                            // opposite infinities
   };
   for (const auto& c : expected_actual) {
     const int64_t n = static_cast<int64_t>(c[0].size());
@@ -103,6 +103,37 @@ TEST(Compare, TheF32PathFindsWhatTheGeneralLoopFinds) {
   EXPECT_EQ(compare(e.view(), e.view(), fused_tolerance(DType::F32)).worst_ratio, 0);
 }
 
+// A heavy op with its epilogue is held to fused_tolerance with the absolute term scaled by
+// the largest expected magnitude: a residual add that cancels a product to a small value
+// keeps the product's rounding (that passes), a wrong epilogue is off by a share of the
+// values (that fails); non-finite values set no scale, integers stay exact.
+TEST(Compare, HeavyEpilogueToleranceScalesWithTheLargestExpectedValue) {
+  HostTensor e(DType::F32, {4}), a(DType::F32, {4});
+  const float want[] = {8.0f, -3.0f, 0.0025601387f, 1.0f};
+  const float got[] = {8.00001f, -3.0f, 0.0025581121f, 1.0f};  // ResNet's cancelled element
+  for (int i = 0; i < 4; ++i) {
+    e.view().as<float>()[i] = want[i];
+    a.view().as<float>()[i] = got[i];
+  }
+  Tolerance t = heavy_epilogue_tolerance(e.view());
+  EXPECT_DOUBLE_EQ(t.rtol, fused_tolerance(DType::F32).rtol);
+  EXPECT_NEAR(t.atol, 8.0 * t.rtol, 1e-12);
+  EXPECT_EQ(compare(e.view(), a.view(), t).index, -1);
+  EXPECT_EQ(compare(e.view(), a.view(), fused_tolerance(DType::F32)).index, 2);
+  a.view().as<float>()[3] = 1.01f;  // an epilogue off by 1% of a value
+  EXPECT_EQ(compare(e.view(), a.view(), t).index, 3);
+
+  e.view().as<float>()[0] = INFINITY;  // sets no scale: the largest finite is 3
+  EXPECT_NEAR(heavy_epilogue_tolerance(e.view()).atol, 3.0 * t.rtol, 1e-12);
+  HostTensor z(DType::F32, {2});  // all zeros: fused_tolerance's own floor
+  z.view().as<float>()[0] = z.view().as<float>()[1] = 0;
+  EXPECT_EQ(heavy_epilogue_tolerance(z.view()).atol, fused_tolerance(DType::F32).atol);
+  HostTensor i(DType::I32, {1});
+  i.view().as<int32_t>()[0] = 1000;
+  EXPECT_EQ(heavy_epilogue_tolerance(i.view()).atol, 0);
+  EXPECT_EQ(heavy_epilogue_tolerance(i.view()).rtol, 0);
+}
+
 // A plan's buffers are faulted in by touch_pages, in slices, without changing a byte: a
 // plan touched before its first run computes what an untouched one does, constants included.
 TEST(Plan, TouchPagesInSlicesKeepsEveryByte) {
@@ -119,7 +150,7 @@ TEST(Plan, TouchPagesInSlicesKeepsEveryByte) {
   Executor touched(g, backend), untouched(g, backend);
   int calls = 0;
   while (!touched.plan().touch_pages(64 << 10)) ASSERT_LT(++calls, 100000);
-  EXPECT_GT(calls, 2);  // more than one slice of 64 KiB
+  EXPECT_GT(calls, 2);                         // more than one slice of 64 KiB
   EXPECT_TRUE(touched.plan().touch_pages(1));  // done stays done
   std::vector<HostTensor> in = random_inputs(g, 3);
   auto a = touched.run(views(in));

@@ -21,6 +21,26 @@ Tolerance fused_tolerance(DType t) {
   }
 }
 
+Tolerance heavy_epilogue_tolerance(const TensorView& expected) {
+  Tolerance t = fused_tolerance(expected.dtype);
+  if (!is_float(expected.dtype)) return t;
+  double largest = 0;
+  if (expected.dtype == DType::F32 && expected.is_contiguous()) {
+    const float* p = static_cast<const float*>(expected.data);
+    float m = 0;
+    for (int64_t i = 0, n = expected.numel(); i < n; ++i)
+      m = std::max(m, std::isfinite(p[i]) ? std::fabs(p[i]) : 0.0f);
+    largest = m;
+  } else {
+    for (int64_t i = 0, n = expected.numel(); i < n; ++i) {
+      const double x = load_double(expected, i);
+      if (std::isfinite(x)) largest = std::max(largest, std::fabs(x));
+    }
+  }
+  t.atol = std::max(t.atol, t.rtol * largest);
+  return t;
+}
+
 Tolerance graph_output_tolerance(DType t) {
   switch (t) {
     case DType::F32:

@@ -11,6 +11,15 @@ struct Tolerance {
 };
 Tolerance fused_tolerance(DType t);
 
+// What a heavy op fused with its elementwise epilogue is held to: fused_tolerance, with the
+// absolute term scaled by the largest |expected| in `expected` (the slice compared). The
+// fused op may run another library kernel than the unfused one (oneDNN picks by its
+// post-ops), which adds its products in another order: the results then differ by rounding
+// of the sums, and where the epilogue's residual add cancels the product (a ResNet block)
+// the result is small while the difference is not. A wrong epilogue (a missing bias, the
+// wrong activation or operand) is off by a share of the values themselves.
+Tolerance heavy_epilogue_tolerance(const TensorView& expected);
+
 // What the launcher's end-to-end check of a whole fused graph allows: f32 1e-4 relative plus
 // 1e-4 absolute, f16/bf16 1e-2 and 1e-3, integers and bool exact. Every region is held to
 // fused_tolerance when it is swapped in; downstream of it, a legitimately reassociated
