@@ -17,6 +17,12 @@ if(TARGET test_viewer_model)
   endif()
 endif()
 
+# test_viewer_timeline: the Timeline's model (range statistics, search, label placement,
+# flows, counters) and the files side (per-file errors, recent dumps, the folder watch).
+if(TARGET test_viewer_timeline)
+  target_link_libraries(test_viewer_timeline PRIVATE hf_viewer_model)
+endif()
+
 if(TARGET hotfuse-view)
   # The dump the screenshot is taken of: the example dump the dump writer commits
   # (traces/adam/) when it is there, else the viewer's own fixture.
@@ -35,3 +41,4 @@ if(TARGET hotfuse-view)
   set_tests_properties(viewer_screenshot viewer_bad_dump PROPERTIES
                        SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS viewer)
 endif()
+

@@ -15,11 +15,16 @@ namespace {
 
 constexpr uintmax_t kMaxFile = uintmax_t{2} << 30;  // 2 GiB: beyond, refuse rather than thrash
 
+void note_error(Dump& d, const fs::path& p, const std::string& what) {
+  d.errors.push_back(p.filename().string() + ": " + what);
+  d.file_errors.emplace(p.filename().string(), what);
+}
+
 // The file's text, or nullopt and an entry in d.errors naming the file.
 std::optional<std::string> read_or_note(Dump& d, const fs::path& p) {
   std::string err;
   auto text = read_text_file(p, &err);
-  if (!text) d.errors.push_back(p.filename().string() + ": " + err);
+  if (!text) note_error(d, p, err);
   return text;
 }
 
@@ -31,7 +36,7 @@ void load_parsed(Dump& d, const fs::path& p, std::optional<T>& out, Parse parse)
   try {
     out = parse(*text);
   } catch (const std::exception& e) {
-    d.errors.push_back(p.filename().string() + ": " + e.what());
+    note_error(d, p, e.what());
   }
 }
 
@@ -47,7 +52,7 @@ void load_dot(Dump& d, const fs::path& p, std::string& out) {
   auto text = read_or_note(d, p);
   if (!text) return;
   if (text->find_first_not_of(" \t\r\n") == std::string::npos) {
-    d.errors.push_back(p.filename().string() + ": the file is empty");
+    note_error(d, p, "the file is empty");
     return;
   }
   out = std::move(*text);
