@@ -42,3 +42,14 @@ if(TARGET hotfuse-view)
                        SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS viewer)
 endif()
 
+# viewer_timeline_screenshot: the Timeline's and Summary's messages and colours (a slowdown
+# in red, a garbage trace.json's parse error in the Timeline, nothing cut off at 1024x640),
+# from the frame's facts (--screenshot-facts) and the pixels.
+if(TARGET hotfuse-view)
+  add_test(NAME viewer_timeline_screenshot
+           COMMAND sh ${PROJECT_SOURCE_DIR}/viewer/tools/timeline_screenshot_test.sh
+                   $<TARGET_FILE:hotfuse-view> ${PROJECT_SOURCE_DIR}/tests/data/viewer
+                   ${CMAKE_CURRENT_BINARY_DIR}/viewer_timeline_screenshot)
+  set_tests_properties(viewer_timeline_screenshot PROPERTIES
+                       SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS viewer)
+endif()
