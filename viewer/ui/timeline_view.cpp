@@ -73,6 +73,7 @@ const LegendItem kLegend[] = {
     {"compile (cached)", kCompileCached, false},
     {"warmup", col(phase_color("warmup")), false},
     {"profiling", col(phase_color("profiling")), false},
+    {"compiling", col(phase_color("compiling")), false},
     {"validating", col(phase_color("validating")), false},
     {"reprofiling", col(phase_color("reprofiling")), false},
     {"steady", col(phase_color("steady")), false},
