@@ -23,8 +23,10 @@ bool DumpWatch::watch(const std::filesystem::path& dir) {
 #if defined(__linux__)
   fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd_ < 0) return false;
-  // CLOSE_WRITE rather than MODIFY: a file is looked at once it is complete.
-  const uint32_t mask = IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM;
+  // CLOSE_WRITE rather than MODIFY: a file is looked at once it is complete. The folder
+  // itself deleted or moved away (rm -rf DIR before a new dump) is a change too.
+  const uint32_t mask = IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM |
+                        IN_DELETE_SELF | IN_MOVE_SELF;
   if (inotify_add_watch(fd_, dir.c_str(), mask) < 0) {
     stop();
     return false;

@@ -18,7 +18,8 @@ class DumpWatch {
   // folder; stops watching what was watched before. false when it cannot.
   bool watch(const std::filesystem::path& dir);
   void stop();
-  // Whether a file was written, created, moved in or deleted since the last call.
+  // Whether a file was written, created, moved in or deleted, or the folder itself deleted
+  // or moved, since the last call.
   bool changed();
   bool active() const { return fd_ >= 0; }
 

@@ -297,6 +297,12 @@ void App::frame() {
   state_.after.poll();
   print_new_errors();
   if (watch_.changed()) changed_at_ = ImGui::GetTime();
+  // A dump folder that went away (rm -rf before a new dump): look for it again every second
+  // and reload when it is back.
+  if (!options_.headless && !watch_.active() && !state_.dump.dir.empty() && ImGui::GetTime() >= rewatch_at_) {
+    rewatch_at_ = ImGui::GetTime() + 1;
+    if (watch_.watch(state_.dump.dir)) changed_at_ = ImGui::GetTime();
+  }
   if (changed_at_ >= 0 && ImGui::GetTime() - changed_at_ > 0.3) {
     std::fprintf(stderr, "hotfuse-view: %s changed: reloading\n", state_.dump.path.string().c_str());
     reload();

@@ -83,6 +83,7 @@ class App {
   // quiet for a moment (hotfuse-run writes several).
   DumpWatch watch_;
   double changed_at_ = -1;
+  double rewatch_at_ = 0;  // when the folder could not be watched (gone): when to try again
   // Errors already printed on stderr since the last reload (printed once each).
   std::vector<std::string> printed_errors_;
   bool print_errors_ = false;
