@@ -6,7 +6,8 @@
 #   timeline_screenshot_test.sh HOTFUSE_VIEW DATA_DIR OUT_DIR     (DATA_DIR: tests/data/viewer)
 #
 #   slowdown        a report whose speedup is 0.68x: the Summary draws it red (#c62828), and
-#                   red pixels are there.
+#                   red pixels are there; so does the Hotspots' Regions table for its region
+#                   (and neither for adam's 7x).
 #   garbage_trace   a trace.json that is not JSON: the Timeline says it could not be read and
 #                   gives the parse error (line, column), not "no trace.json".
 #   adam at 1024x640  the whole window: no Timeline track cut off, ruler labels that do not
@@ -78,6 +79,16 @@ shot speedup "$data/adam" 0 --size 640x480 --panel summary
 check speedup '
 expect(facts.get("summary.speedup_color") == "#008a3e", "speedup colour: %r" % facts.get("summary.speedup_color"))
 expect(count((0xc6, 0x28, 0x28), (0, 0, 1, 0.2)) == 0, "red in a speedup headline")
+'
+# The Regions table (a click on its tab): the slowdown's fused time red, the speedup's not.
+shot regions_slow "$data/slowdown" 0 --size 900x300 --panel hotspots --click 300,58 --frames 6
+check regions_slow '
+red = count((0xc6, 0x28, 0x28), (0.42, 0.28, 0.66, 0.4))
+expect(red >= 10, "only %d red pixels in the fused (speedup) cell" % red)
+'
+shot regions_fast "$data/adam" 0 --size 900x300 --panel hotspots --click 300,58 --frames 6
+check regions_fast '
+expect(count((0xc6, 0x28, 0x28), (0.42, 0.28, 0.66, 0.4)) == 0, "red in a faster region")
 '
 shot garbage_trace "$data/garbage_trace" 2 --size 800x300 --panel timeline
 check garbage_trace '

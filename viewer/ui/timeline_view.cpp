@@ -682,7 +682,19 @@ void TimelineView::draw(SharedState& st) {
     const std::vector<int> fl = t.flows_of(hover_event);
     for (int fi : fl)
       s += "\nflow: " + t.flows[fi].name + (t.flows[fi].from == hover_event ? " (from here)" : " (to here)");
-    tooltip_text(s);
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(520);
+    ImGui::TextUnformatted(s.c_str());
+    // The region's measured speedup, coloured as everywhere (red below 1x).
+    const Region* reg = st.report() && e.region >= 0 ? st.report()->region(e.region) : nullptr;
+    if (reg && reg->unfused_ms && reg->fused_ms && *reg->fused_ms > 0) {
+      const double speedup = *reg->unfused_ms / *reg->fused_ms;
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(col(speedup_color(speedup))), "region %lld: %s%s",
+                         static_cast<long long>(e.region), format_speedup(speedup).c_str(),
+                         is_slowdown(speedup) ? " (slower than unfused)" : "");
+    }
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
     st.set_hover(select_event(t, hover_event));
   } else if (!hover_counter.empty()) {
     tooltip_text(hover_counter);
