@@ -205,6 +205,14 @@ TEST(ViewerTimelineFlows, BoundToTheEnclosingEvents) {
        {"ts", 65},
        {"pid", 1},
        {"tid", 2}},
+      // Same id and cat, another name: another flow (never finished).
+      {{"name", "other"},
+       {"cat", "flow"},
+       {"ph", "s"},
+       {"id", 0},
+       {"ts", 72},
+       {"pid", 1},
+       {"tid", 2}},
       // Nothing to bind to / no finish.
       {{"name", "lost"},
        {"cat", "flow"},
@@ -235,7 +243,7 @@ TEST(ViewerTimelineFlows, BoundToTheEnclosingEvents) {
   EXPECT_EQ(t.flows[2].to, index_of("fused"));
   EXPECT_EQ(t.flows[3].name, "r2");
   EXPECT_EQ(t.flows[3].to, index_of("fused"));
-  EXPECT_EQ(t.unbound_flows, 2u);
+  EXPECT_EQ(t.unbound_flows, 3u);  // "lost", "open" and "other"
   EXPECT_EQ(t.flows_of(index_of("compile")), (std::vector<int>{0, 1}));
   EXPECT_EQ(t.ignored, 0u);
 }

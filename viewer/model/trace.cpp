@@ -53,7 +53,7 @@ const std::vector<int>& lookup(const std::map<int64_t, std::vector<int>>& m, int
 
 // A flow step as read, bound to an event once the tracks are sorted and nested.
 struct FlowPoint {
-  std::string key;  // cat + id: the steps of one flow share it
+  std::string key;  // cat + name + id: the steps of one flow share it
   std::string name, cat;
   char ph = 's';
   bool enclosing = true;  // bind to the enclosing slice (else to the next one: "f" without bp e)
@@ -61,10 +61,11 @@ struct FlowPoint {
   double ts = 0;
 };
 
-std::string flow_key(const json& e, const std::string& cat) {
+// The steps of one flow share cat, name and id (as Perfetto's JSON importer matches them).
+std::string flow_key(const json& e, const std::string& cat, const std::string& name) {
   for (const char* k : {"id", "id2", "bind_id"}) {
     auto it = e.find(k);
-    if (it != e.end() && !it->is_null()) return cat + "\x1f" + it->dump();
+    if (it != e.end() && !it->is_null()) return cat + "\x1f" + name + "\x1f" + it->dump();
   }
   return {};
 }
@@ -109,7 +110,8 @@ Trace parse_trace(const json& j) {
   std::map<std::pair<int64_t, int64_t>, int> track_of;
   std::map<int64_t, std::string> process_names;
   auto track = [&](int64_t pid, int64_t tid) {
-    auto [it, added] = track_of.emplace(std::make_pair(pid, tid), static_cast<int>(t.tracks.size()));
+    auto [it, added] =
+        track_of.emplace(std::make_pair(pid, tid), static_cast<int>(t.tracks.size()));
     if (added) {
       Track tr;
       tr.pid = pid;
@@ -150,8 +152,8 @@ Trace parse_trace(const json& j) {
     if (ph == "s" || ph == "t" || ph == "f") {
       FlowPoint fp;
       fp.cat = string_or(e, "cat", p);
-      fp.key = flow_key(e, fp.cat);
       fp.name = string_or(e, "name", p);
+      fp.key = flow_key(e, fp.cat, fp.name);
       fp.ph = ph[0];
       fp.enclosing = ph != "f" || string_or(e, "bp", p) == "e";
       fp.thread = {pid, tid};
@@ -324,7 +326,7 @@ Trace parse_trace(const json& j) {
       continue;
     }
     const FlowPoint& start = *open_flow[fp.key];
-    t.flows.push_back({start.name.empty() ? fp.name : start.name, start.cat, from->second, ev});
+    t.flows.push_back({start.name, start.cat, from->second, ev});
     if (fp.ph == 'f')
       open_event.erase(from);
     else

@@ -6,9 +6,10 @@
 //   B/E begin/end pairs on one thread, turned into complete events
 //   i/I instant events ("s": "g" or "p" global: drawn across every track; else on its track)
 //   M  metadata: process_name, thread_name, thread_sort_index
-//   s/t/f  flow events (the legacy flow format: same cat and id): each step is bound to the
-//      complete event that encloses it on its thread (an "f" without "bp":"e" to the next
-//      one that starts there, as Chrome does), consecutive steps becoming Flow arrows
+//   s/t/f  flow events (the legacy flow format: the steps of a flow share cat, name and id,
+//      as Perfetto matches them): each step is bound to the complete event that encloses it
+//      on its thread (an "f" without "bp":"e" to the next one that starts there, as Chrome
+//      does), consecutive steps becoming Flow arrows
 //   C  counters: one CounterSeries per name and args key
 // Anything else (async events, samples) is counted in `ignored` and left out.
 // args.node / args.region / args.iteration / args.phase, when present, are lifted into the

@@ -558,12 +558,14 @@ void TimelineView::draw(SharedState& st) {
     if (st.selection.event >= 0) linked.insert(st.selection.event);
     for (int e : selected_events(st, t)) linked.insert(e);
     std::set<int> chosen;
-    for (bool grew = true; grew;) {  // follow the chain both ways
-      grew = false;
+    // Follow the chain both ways (a few links deep: a region's chain has three).
+    for (int depth = 0, grew = 1; grew && depth < 8; ++depth) {
+      grew = 0;
       for (size_t i = 0; i < t.flows.size(); ++i)
         if (!chosen.count(static_cast<int>(i)) && (linked.count(t.flows[i].from) || linked.count(t.flows[i].to))) {
           chosen.insert(static_cast<int>(i));
-          grew |= linked.insert(t.flows[i].from).second | linked.insert(t.flows[i].to).second;
+          grew |= static_cast<int>(linked.insert(t.flows[i].from).second) |
+                  static_cast<int>(linked.insert(t.flows[i].to).second);
         }
     }
     flows.assign(chosen.begin(), chosen.end());
