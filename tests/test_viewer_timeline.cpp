@@ -298,6 +298,11 @@ TEST(ViewerTimelineErrors, AGarbageTraceKeepsItsParseErrorForThePanel) {
   EXPECT_TRUE(d.error_of("report.json").empty());
   EXPECT_EQ(d.errors.size(), 1u);
   EXPECT_EQ(d.errors[0], "trace.json: " + e);
+  // A trace opened alone under another name: the error is still the trace's.
+  dir.write("run7.trace.json", "{\"traceEvents\": 3}");
+  Dump one = load_dump(dir.root / "run7.trace.json");
+  EXPECT_NE(one.error_of("trace.json").find("traceEvents"), std::string::npos);
+  EXPECT_EQ(one.errors.at(0).rfind("run7.trace.json: ", 0), 0u) << one.errors[0];
 }
 
 TEST(ViewerTimelineFormat, ValuesCarryUnitsAndNullIsNeverRaw) {
@@ -312,6 +317,8 @@ TEST(ViewerTimelineFormat, ValuesCarryUnitsAndNullIsNeverRaw) {
   EXPECT_EQ(format_arg("speedup", json(0.684)), "0.68x");
   EXPECT_EQ(format_arg("text", json(std::string(400, 'x')), 10), std::string(10, 'x') + "...");
   EXPECT_EQ(format_speedup(0.684), "0.68x");
+  EXPECT_EQ(format_ms(2.5e300), "2.5e+297 s");  // hostile input: no 300-digit numbers
+  EXPECT_EQ(format_bytes(4e20), "4e+11 GB");
   EXPECT_TRUE(is_slowdown(0.68));
   EXPECT_FALSE(is_slowdown(1.0));
   EXPECT_EQ(speedup_color(0.68), kSlowdownRed);

@@ -26,7 +26,8 @@ namespace {
 // Three significant digits.
 std::string sig3(double v, const char* unit) {
   const double a = std::fabs(v);
-  const char* fmt = a >= 100 ? "%.0f %s" : a >= 10 ? "%.1f %s" : "%.2f %s";
+  // Beyond 1e5 (hostile or broken input: a trace spanning ages) an exponent, not 300 digits.
+  const char* fmt = a >= 1e5 ? "%.3g %s" : a >= 100 ? "%.0f %s" : a >= 10 ? "%.1f %s" : "%.2f %s";
   return strf(fmt, v, unit);
 }
 }  // namespace

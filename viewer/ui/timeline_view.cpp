@@ -46,6 +46,7 @@ std::string args_text(const nlohmann::json& args) {
 
 std::string time_label(double us_from_start, double step_us) {
   const double ms = us_from_start * 1e-3, step_ms = step_us * 1e-3;
+  if (std::fabs(ms) >= 1e7) return format_ms(ms);  // no 300-digit labels for broken traces
   const int decimals = std::clamp(static_cast<int>(-std::floor(std::log10(step_ms) + 1e-9)), 0, 6);
   return strf("%.*f ms", decimals, ms);
 }
