@@ -153,11 +153,25 @@ TEST(ViewerTimelineLabels, StackedThenElidedNeverOverlapping) {
   // The right edge.
   s = place_labels({{990, 42}}, 1, 4, 5, 1000);
   EXPECT_FLOAT_EQ(s[0].width, 10);
-  // Many crowded labels, any rows: never an overlap.
+  // Priority: the swap label is placed first and never cut for a phase name; the phase that
+  // starts inside it is elided to end before it (here: dropped, too short), the one after
+  // it fits.
+  w = {{100, 60, 0}, {110, 120, 1}, {240, 50, 0}};
+  s = place_labels(w, 1, 4, 14, 1000);
+  EXPECT_EQ(s[1].row, 0);
+  EXPECT_FLOAT_EQ(s[1].width, 120);
+  EXPECT_EQ(s[0].row, -1);
+  EXPECT_EQ(s[2].row, 0);
+  w = {{80, 60, 0}, {110, 120, 1}};
+  s = place_labels(w, 1, 4, 14, 1000);
+  EXPECT_FLOAT_EQ(s[0].width, 26);  // 80 + 26 + 4 = 110
+  EXPECT_FLOAT_EQ(s[1].width, 120);
+  // Many crowded labels, any rows and priorities: never an overlap.
   for (int rows = 1; rows <= 3; ++rows) {
     std::vector<LabelWant> many;
     for (int i = 0; i < 200; ++i)
-      many.push_back({static_cast<float>((i * 37) % 900), 20.0f + (i * 13) % 70});
+      many.push_back(
+          {static_cast<float>((i * 37) % 900), 20.0f + (i * 13) % 70, i % 7 == 0 ? 1 : 0});
     expect_no_overlap(many, place_labels(many, rows, 4, 12, 950), 4, 950);
   }
 }

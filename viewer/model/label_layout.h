@@ -16,9 +16,11 @@ using MeasureText = std::function<float(std::string_view)>;
 // (nothing is better than a fragment).
 std::string elide_to_width(const std::string& text, float width, const MeasureText& measure);
 
-// A label that starts at x and wants `width` pixels.
+// A label that starts at x and wants `width` pixels. Higher `priority` labels (the swap,
+// a revert) are placed first and never cut or dropped for lower ones (phase names).
 struct LabelWant {
   float x = 0, width = 0;
+  int priority = 0;
 };
 // Where it went: a row (0 is the first) and the width it may use; row -1: not drawn.
 struct LabelSlot {
@@ -26,10 +28,11 @@ struct LabelSlot {
   float width = 0;
 };
 
-// Places labels left to right: each in the first of `max_rows` rows where it starts `gap`
-// past the previous label's end. When no row has room, the row whose last label ends first
-// is used and that label is cut to end `gap` before this one (elided by the caller); cut
-// below `min_width` it is dropped. Nothing extends past `right`. In any row the labels
+// Places labels, highest priority first, then left to right: each in the first of
+// `max_rows` rows where it fits whole `gap` past its neighbours. When none has room, the
+// label of no higher priority that it runs into is cut to end `gap` before it (elided by
+// the caller; dropped when cut below `min_width`), else it takes the widest room left in a
+// row (elided), else it is not drawn. Nothing extends past `right`. In any row the labels
 // drawn, [x, x + width), are then `gap` apart and never overlap.
 std::vector<LabelSlot> place_labels(const std::vector<LabelWant>& wants, int max_rows, float gap,
                                     float min_width, float right);

@@ -381,24 +381,33 @@ void TimelineView::draw(SharedState& st) {
   }
 
   // Vertical space: the ruler (ticks, then rows of phase / swap labels), the tracks, the
-  // counters (two rows each), the legend line. Rows shrink to fit the panel; when even the
-  // smallest rows do not fit, the legend moves to the toolbar and the labels to one row, so
-  // that no track is cut off.
+  // counters (two rows each, one when short of room), the legend line. Rows shrink to fit
+  // the panel; when even the smallest rows do not fit, the legend moves to the toolbar and
+  // the labels to one row, so that no track is cut off.
   const float tick_h = font + 4, label_row_h = font + 2;
-  int rows = 0;
-  for (const Track& tr : t.tracks) rows += tr.depths;
-  rows += 2 * static_cast<int>(t.counters.size());
+  int track_rows = 0;
+  for (const Track& tr : t.tracks) track_rows += tr.depths;
+  const int counters = static_cast<int>(t.counters.size());
   const size_t lanes = t.tracks.size() + t.counters.size();
   const float gap = 4, min_row = 8;
-  const float tracks_min = rows * min_row + gap * lanes + 4;
+  int counter_rows = 2;
+  auto rows = [&] { return track_rows + counter_rows * counters; };
+  auto fits = [&](float ruler_h, float legend, float row) {
+    return size.y - ruler_h - legend - gap * lanes - 4 >= rows() * row;
+  };
   int label_rows = 2;
   float legend_h = font + 6;
-  if (size.y - tick_h - 2 * label_row_h - legend_h < tracks_min) label_rows = 1;
-  if (size.y - tick_h - label_row_h - legend_h < tracks_min) legend_h = 0;
+  if (!fits(tick_h + 2 * label_row_h, legend_h, font)) counter_rows = 1;
+  // A second label row only when the tracks stay readable with it (labels elide instead).
+  if (!fits(tick_h + 2 * label_row_h, legend_h, font * 0.8f)) label_rows = 1;
+  if (!fits(tick_h + label_row_h, legend_h, min_row)) legend_h = 0;
   legend_in_toolbar_ = legend_h == 0;
   const float ruler = tick_h + label_rows * label_row_h + 2;
   const float avail_h = size.y - ruler - legend_h - gap * lanes - 4;
-  const float row_h = std::clamp(avail_h / std::max(1, rows), 6.0f, 22.0f);
+  const float row_h = std::clamp(avail_h / std::max(1, rows()), 6.0f, 22.0f);
+  // Names in the gutter shrink with their rows rather than vanish.
+  const float name_px = std::clamp(row_h, std::min(font, 9.0f), font);
+  ImFont* ui_font = ImGui::GetFont();
 
   dl->PushClipRect(origin, origin + size, true);
   dl->AddRectFilled(origin, origin + size, IM_COL32(255, 255, 255, 255));
@@ -438,10 +447,9 @@ void TimelineView::draw(SharedState& st) {
     const float h = tr.depths * row_h;
     track_y[ti] = y;
     if (y + h > bottom + 0.5f) cut.push_back(tr.name);
-    const std::string name = elide_to_width(tr.name, kGutter - 10, measure);
-    if (row_h >= font * 0.7f)
-      dl->AddText({origin.x + 6, y + (std::min(h, std::max(row_h, font)) - font) / 2}, IM_COL32(0x33, 0x33, 0x33, 255),
-                  name.c_str());
+    const std::string name = elide_to_width(tr.name, (kGutter - 10) * font / name_px, measure);
+    dl->AddText(ui_font, name_px, {origin.x + 6, y + (std::min(h, std::max(row_h, name_px)) - name_px) / 2},
+                IM_COL32(0x33, 0x33, 0x33, 255), name.c_str());
     dl->AddLine({origin.x, y + h + gap / 2}, {right, y + h + gap / 2}, IM_COL32(0, 0, 0, 25));
     if (tr.name == "iterations" && iterations_row_y < 0) iterations_row_y = y;
     dl->PushClipRect({x0, y}, {right, std::min(y + h, bottom)}, true);
@@ -498,16 +506,16 @@ void TimelineView::draw(SharedState& st) {
   std::string hover_counter;
   nlohmann::json counter_names = nlohmann::json::array();
   for (const CounterSeries& c : t.counters) {
-    const float h = 2 * row_h;
+    const float h = counter_rows * row_h;
     if (y + h > bottom + 0.5f) cut.push_back(c.name);
     counter_names.push_back(c.name);
-    if (row_h >= font * 0.7f) {
-      dl->AddText({origin.x + 6, y}, IM_COL32(0x33, 0x33, 0x33, 255),
-                  elide_to_width(c.name, kGutter - 10, measure).c_str());
-      if (h >= 2 * font)
-        dl->AddText({origin.x + 6, y + font}, kGreyText,
-                    elide_to_width("max " + format_arg(c.key, c.max), kGutter - 10, measure).c_str());
-    }
+    // Its name, and under it the maximum when there is room for two lines.
+    const bool two_lines = h >= 2 * font;
+    dl->AddText(ui_font, name_px, {origin.x + 6, two_lines ? y : y + (std::min(h, std::max(row_h, name_px)) - name_px) / 2},
+                IM_COL32(0x33, 0x33, 0x33, 255), elide_to_width(c.name, (kGutter - 10) * font / name_px, measure).c_str());
+    if (two_lines)
+      dl->AddText({origin.x + 6, y + font}, kGreyText,
+                  elide_to_width("max " + format_arg(c.key, c.max), kGutter - 10, measure).c_str());
     dl->PushClipRect({x0, y}, {right, std::min(y + h, bottom)}, true);
     const double lo = std::min(0.0, c.min), span = std::max(c.max - lo, 1e-12);
     auto Y = [&](double v) { return y + h - 1 - static_cast<float>((v - lo) / span) * (h - 3); };
@@ -608,7 +616,9 @@ void TimelineView::draw(SharedState& st) {
         dl->AddLine({x, origin.y + tick_h}, {x, bottom}, c, 3);
         const std::string label = m.label + " @ iteration " + std::to_string(m.iteration);
         labels.push_back({label, IM_COL32_WHITE, c});
-        wants.push_back({x + 2, measure(label) + 6});
+        // Before phase names; a moment, so near the right edge it may sit left of its line.
+        const float w = measure(label) + 6;
+        wants.push_back({std::min(x + 2, right - 2 - w), w, 1});
         break;
       }
       case MarkerKind::Message: {
