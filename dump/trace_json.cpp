@@ -42,6 +42,109 @@ json instant(std::string name, const char* cat, double ts, json args) {
           {"args", std::move(args)}};
 }
 
+// One step of a flow (the legacy flow events Chrome and Perfetto read: "s" starts it, "f"
+// ends it, both with the same cat and id). Each binds to the slice that encloses ts on its
+// thread ("bp":"e" asks the same of the "f"), so ts is the middle of that slice.
+json flow(const char* ph, std::string name, int64_t id, int tid, double ts) {
+  json e = {{"name", std::move(name)},
+            {"cat", "flow"},
+            {"ph", ph},
+            {"id", id},
+            {"ts", ts},
+            {"pid", kPid},
+            {"tid", tid}};
+  if (std::string(ph) == "f") e["bp"] = "e";
+  return e;
+}
+
+// A counter sample: Perfetto draws one track per name (and args key).
+json counter(const char* name, double ts, const char* key, double value) {
+  return {{"name", name}, {"ph", "C"}, {"ts", ts}, {"pid", kPid}, {"args", {{key, value}}}};
+}
+
+// A slice's middle, in trace microseconds: where flow steps bind to it.
+double middle(int64_t ts_ns, int64_t dur_ns) {
+  return us(ts_ns + dur_ns / 2);
+}
+
+// Flows of a region: its last traced op before the compile -> the compile job -> the
+// iteration it was swapped in at -> its fused kernel's first run. Ids: 3 per region.
+void region_flows(const Session& s, size_t listed, std::vector<json>& events) {
+  const auto& iterations = s.iterations();
+  const auto& labels = s.trace_labels();
+  auto iteration_ns = [&](int i) {
+    const IterationRecord& it = iterations[i];
+    const int64_t ts = static_cast<int64_t>(std::floor(it.start_s * 1e9));
+    const int64_t end = static_cast<int64_t>(std::ceil((it.start_s + it.ms * 1e-3) * 1e9)) + 1;
+    return std::make_pair(ts, end - ts);
+  };
+  for (const RegionRecord& r : s.regions()) {
+    if (r.compile_start_s < 0 || r.compile_end_s < r.compile_start_s) continue;
+    const int64_t c_ts = ns_round(r.compile_start_s);
+    const double compile_mid = middle(c_ts, ns_round(r.compile_end_s) - c_ts);
+    const std::string region = "region " + std::to_string(r.id);
+    const int64_t id = int64_t{3} * r.id;
+    const StepRecord* op = nullptr;
+    const StepRecord* fused = nullptr;
+    for (const StepRecord& st : s.traced_steps()) {
+      if (st.iteration < 0 || static_cast<size_t>(st.iteration) >= listed) continue;
+      const TraceLabel& l = labels.at(st.label);
+      if (l.region != r.id) continue;
+      if (!l.fused && st.start_s <= r.compile_start_s) op = &st;
+      if (l.fused && !fused && r.swapped_at >= 0 && st.iteration >= r.swapped_at) fused = &st;
+    }
+    if (op) {
+      events.push_back(flow("s", region + ": compile", id, kExecutor,
+                            middle(ns_round(op->start_s), ns_round(op->dur_s))));
+      events.push_back(flow("f", region + ": compile", id, kCompiler, compile_mid));
+    }
+    if (r.swapped_at < 0 || static_cast<size_t>(r.swapped_at) >= listed) continue;
+    const auto [it_ts, it_dur] = iteration_ns(r.swapped_at);
+    events.push_back(flow("s", region + ": swap", id + 1, kCompiler, compile_mid));
+    events.push_back(flow("f", region + ": swap", id + 1, kIterations, middle(it_ts, it_dur)));
+    if (!fused) continue;
+    const double fused_mid = middle(ns_round(fused->start_s), ns_round(fused->dur_s));
+    const auto [f_ts, f_dur] = iteration_ns(fused->iteration);
+    events.push_back(flow("s", region + ": fused kernel", id + 2, kIterations,
+                          std::max(us(f_ts), std::min(fused_mid, us(f_ts + f_dur)))));
+    events.push_back(flow("f", region + ": fused kernel", id + 2, kExecutor, fused_mid));
+  }
+}
+
+// Counter tracks from what the session records: the plan's peak memory (the unfused plan's
+// until the first swap that stayed, then the plan running now), and per traced iteration
+// the bytes its steps moved over its wall time.
+void counters(const Session& s, size_t listed, std::vector<json>& events) {
+  const auto& iterations = s.iterations();
+  if (listed == 0) return;
+  const double first_ts = us(static_cast<int64_t>(std::floor(iterations[0].start_s * 1e9)));
+  events.push_back(
+      counter("memory in use", first_ts, "bytes", static_cast<double>(s.peak_bytes_before())));
+  int kept_at = -1;
+  for (const RegionRecord& r : s.regions())
+    if (r.state == RegionState::Swapped && r.swapped_at >= 0)
+      kept_at = kept_at < 0 ? r.swapped_at : std::min(kept_at, r.swapped_at);
+  if (kept_at >= 0 && static_cast<size_t>(kept_at) < listed)
+    events.push_back(counter(
+        "memory in use", us(static_cast<int64_t>(std::floor(iterations[kept_at].start_s * 1e9))),
+        "bytes", static_cast<double>(s.peak_bytes_now())));
+
+  std::vector<double> bytes(listed, 0.0);
+  std::vector<bool> traced(listed, false);
+  for (const StepRecord& st : s.traced_steps()) {
+    if (st.iteration < 0 || static_cast<size_t>(st.iteration) >= listed) continue;
+    bytes[st.iteration] += s.trace_labels().at(st.label).bytes;
+    traced[st.iteration] = true;
+  }
+  for (size_t i = 0; i < listed; ++i) {
+    const IterationRecord& it = iterations[i];
+    if (!traced[i] || it.ms <= 0) continue;
+    events.push_back(counter("achieved GB/s",
+                             us(static_cast<int64_t>(std::floor(it.start_s * 1e9))), "gbps",
+                             bytes[i] / (it.ms * 1e-3) * 1e-9));
+  }
+}
+
 }  // namespace
 
 json trace_json(const Session& s, const TraceOptions& o) {
@@ -100,6 +203,9 @@ json trace_json(const Session& s, const TraceOptions& o) {
     events.push_back(complete(r.kernel + (r.cache_hit ? " (cached)" : ""), "compile", kCompiler,
                               us(ts), us(ns_round(r.compile_end_s) - ts), std::move(args)));
   }
+
+  region_flows(s, listed, events);
+  counters(s, listed, events);
 
   // The session's messages, at the end of the iteration they were printed after.
   for (const SessionEvent& e : s.events()) {

@@ -9,6 +9,15 @@
 //                           iteration, inside its iteration's event. CPU ops run on the
 //                           thread pool but are timed as a whole, so they share this track.
 //   tid 3 "compile worker"  one complete event per kernel compile (or cache load).
+// Flow events ("ph":"s" then "ph":"f" with the same cat "flow" and id, the "f" with
+// "bp":"e"), per compiled region: its last traced op before the compile -> the compile job
+// ("region N: compile"), the compile -> the iteration it was swapped in at ("region N:
+// swap"), that iteration -> the first run of its fused kernel ("region N: fused kernel").
+// Counter events ("ph":"C"): "memory in use" (args.bytes: the executor plan's planned peak,
+// the unfused plan's until the first swap that stayed, then the plan running at the end) and
+// "achieved GB/s" (args.gbps: per traced iteration, the bytes its steps moved over its wall
+// time). CUDA kernel records (CUPTI) are not part of the Session, so no launch -> kernel
+// flows are written.
 // ts and dur are microseconds since the session started, to the nanosecond; args carry the
 // node id, op, region, bytes, GB/s, iteration and phase. Metadata events ("ph":"M") name
 // the process and the tracks. The validating iteration runs two graphs and is not traced

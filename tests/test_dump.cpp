@@ -384,6 +384,19 @@ std::vector<std::string> check_trace(const json& t) {
       if (e.contains("tid") && !e["tid"].is_number()) bad.push_back(at + "M tid not a number");
       if (!e.contains("args") || !is_str(e["args"], "name"))
         bad.push_back(at + "M without args.name");
+    } else if (ph == "s" || ph == "t" || ph == "f") {
+      for (const char* k : {"ts", "pid", "tid"})
+        if (!is_num(e, k)) bad.push_back(at + "flow without " + k);
+      if (!e.contains("id") || !(e["id"].is_number() || e["id"].is_string()))
+        bad.push_back(at + "flow without id");
+      if (ph == "f" && e.value("bp", "") != "e") bad.push_back(at + "f without bp e");
+    } else if (ph == "C") {
+      if (!is_num(e, "ts") || !is_num(e, "pid")) bad.push_back(at + "C without ts or pid");
+      if (!e.contains("args") || !e["args"].is_object() || e["args"].empty())
+        bad.push_back(at + "C without args");
+      else
+        for (const auto& [k, v] : e["args"].items())
+          if (!v.is_number()) bad.push_back(at + "C args." + k + " is not a number");
     } else {
       bad.push_back(at + "unexpected phase " + ph);
     }
@@ -445,6 +458,73 @@ TEST(DumpTrace, FollowsTheEventFormatAndNestsStepsInIterations) {
   }
 }
 
+// Every flow step binds to a slice that encloses it on its thread (what Perfetto does with
+// "bp":"e"); returns that slice's cat, or "" when none does.
+std::string enclosing_cat(const json& t, const json& step) {
+  std::string cat;
+  double best = 1e300;
+  for (const json& e : t["traceEvents"])
+    if (e["ph"] == "X" && e["tid"] == step["tid"]) {
+      const double ts = e["ts"], end = ts + e["dur"].get<double>(), at = step["ts"];
+      if (ts <= at && at <= end && end - ts < best) best = end - ts, cat = e.value("cat", "");
+    }
+  return cat;
+}
+
+TEST(DumpTrace, FlowsComeInMatchingPairsAndCountersSampleMemoryAndBandwidth) {
+  SessionRun run(0.0);
+  const Session& s = *run.s;
+  const int a = region_with(s, "a_out");
+  ASSERT_GE(a, 0);
+  ASSERT_EQ(s.regions()[a].state, RegionState::Swapped) << s.regions()[a].reason;
+  const json t = dump::trace_json(s);
+  for (const std::string& b : check_trace(t)) ADD_FAILURE() << b;
+  // Written and read back: still one valid JSON document.
+  const json back = json::parse(dump::trace_text(t));
+  ASSERT_TRUE(back.contains("traceEvents"));
+
+  std::map<int64_t, const json*> starts, finishes;
+  std::map<std::string, std::vector<double>> counter_values;
+  for (const json& e : back["traceEvents"]) {
+    const std::string ph = e["ph"];
+    if (ph == "s") {
+      EXPECT_TRUE(starts.emplace(e["id"].get<int64_t>(), &e).second) << e.dump();
+    } else if (ph == "f") {
+      EXPECT_TRUE(finishes.emplace(e["id"].get<int64_t>(), &e).second) << e.dump();
+    }
+    if (ph == "C")
+      for (const auto& [k, v] : e["args"].items())
+        counter_values[e["name"].get<std::string>() + "." + k].push_back(v.get<double>());
+  }
+  ASSERT_FALSE(starts.empty());
+  EXPECT_EQ(starts.size(), finishes.size());
+  for (const auto& [id, st] : starts) {
+    auto f = finishes.find(id);
+    ASSERT_NE(f, finishes.end()) << "no f for " << st->dump();
+    EXPECT_EQ((*st)["cat"], (*f->second)["cat"]);
+    EXPECT_LE((*st)["ts"].get<double>(), (*f->second)["ts"].get<double>()) << st->dump();
+    EXPECT_NE(enclosing_cat(back, *st), "") << "s binds to no slice: " << st->dump();
+    EXPECT_NE(enclosing_cat(back, *f->second), "") << "f binds to no slice: " << f->second->dump();
+  }
+  // The kept region's chain: op -> compile -> swap iteration -> fused kernel.
+  const int64_t id = 3 * a;
+  ASSERT_TRUE(starts.count(id) && starts.count(id + 1) && starts.count(id + 2));
+  EXPECT_EQ(enclosing_cat(back, *starts[id]), "op");
+  EXPECT_EQ(enclosing_cat(back, *finishes[id]), "compile");
+  EXPECT_EQ(enclosing_cat(back, *finishes[id + 1]), "iteration");
+  EXPECT_EQ(enclosing_cat(back, *finishes[id + 2]), "fused");
+
+  // Counters: the planned peak before (and after the swap), and one bandwidth sample per
+  // traced iteration, all positive.
+  ASSERT_EQ(counter_values["memory in use.bytes"].size(), 2u);
+  EXPECT_EQ(counter_values["memory in use.bytes"][0], static_cast<double>(s.peak_bytes_before()));
+  EXPECT_EQ(counter_values["memory in use.bytes"][1], static_cast<double>(s.peak_bytes_now()));
+  std::set<int> traced;
+  for (const StepRecord& st : s.traced_steps()) traced.insert(st.iteration);
+  EXPECT_EQ(counter_values["achieved GB/s.gbps"].size(), traced.size());
+  for (double v : counter_values["achieved GB/s.gbps"]) EXPECT_GT(v, 0);
+}
+
 TEST(DumpTrace, CheckerCatchesBrokenEvents) {
   json t = {{"displayTimeUnit", "ms"},
             {"traceEvents",
@@ -452,8 +532,11 @@ TEST(DumpTrace, CheckerCatchesBrokenEvents) {
               {{"name", "b"}, {"ph", "X"}, {"ts", 4}, {"dur", -1}, {"pid", 1}, {"tid", 1}},
               {{"name", "c"}, {"ph", "i"}, {"ts", 4}},
               {{"name", "d"}, {"ph", "M"}, {"pid", 1}, {"args", json::object()}},
-              {{"name", "e"}, {"ph", "X"}, {"ts", 1}, {"pid", 1}, {"tid", 1}}}}};
-  EXPECT_EQ(check_trace(t).size(), 5u);  // back in time, negative dur, no s, no name, no dur
+              {{"name", "e"}, {"ph", "X"}, {"ts", 1}, {"pid", 1}, {"tid", 1}},
+              {{"name", "f"}, {"ph", "f"}, {"id", 1}, {"ts", 1}, {"pid", 1}, {"tid", 1}},
+              {{"name", "g"}, {"ph", "C"}, {"ts", 1}, {"pid", 1}, {"args", {{"v", "x"}}}}}}};
+  // back in time, negative dur, no s, no name, no dur, f without bp, C with a string
+  EXPECT_EQ(check_trace(t).size(), 7u);
 }
 
 // ---- kernels and the directory -------------------------------------------------------

@@ -17,6 +17,12 @@ if(TARGET test_viewer_model)
   endif()
 endif()
 
+# test_viewer_timeline: the Timeline's model (range statistics, search, label placement,
+# flows, counters) and the files side (per-file errors, recent dumps, the folder watch).
+if(TARGET test_viewer_timeline)
+  target_link_libraries(test_viewer_timeline PRIVATE hf_viewer_model)
+endif()
+
 if(TARGET hotfuse-view)
   # The dump the screenshot is taken of: the example dump the dump writer commits
   # (traces/adam/) when it is there, else the viewer's own fixture.
@@ -33,5 +39,17 @@ if(TARGET hotfuse-view)
                    $<TARGET_FILE:hotfuse-view> ${PROJECT_SOURCE_DIR}/tests/data/viewer
                    ${CMAKE_CURRENT_BINARY_DIR}/viewer_bad_dump)
   set_tests_properties(viewer_screenshot viewer_bad_dump PROPERTIES
+                       SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS viewer)
+endif()
+
+# viewer_timeline_screenshot: the Timeline's and Summary's messages and colours (a slowdown
+# in red, a garbage trace.json's parse error in the Timeline, nothing cut off at 1024x640),
+# from the frame's facts (--screenshot-facts) and the pixels.
+if(TARGET hotfuse-view)
+  add_test(NAME viewer_timeline_screenshot
+           COMMAND sh ${PROJECT_SOURCE_DIR}/viewer/tools/timeline_screenshot_test.sh
+                   $<TARGET_FILE:hotfuse-view> ${PROJECT_SOURCE_DIR}/tests/data/viewer
+                   ${CMAKE_CURRENT_BINARY_DIR}/viewer_timeline_screenshot)
+  set_tests_properties(viewer_timeline_screenshot PROPERTIES
                        SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS viewer)
 endif()

@@ -3,6 +3,8 @@
 //   hotfuse-view DIR                       a folder written by hotfuse-run GRAPH --dump DIR
 //   hotfuse-view DIR/report.json           one file of it (report.json, trace.json, *.dot)
 //   hotfuse-view DIR --screenshot out.png  render headless (offscreen) and write a PNG
+//     --screenshot-facts facts.json         and what the last frame drew, as JSON
+//                                           (viewer/ui/frame_facts.h), for tests
 //
 // Exit codes: 0 success; 2 bad input (bad options; in --screenshot mode also a missing,
 // empty or malformed dump, after the PNG showing the message is written); 1 the window,
@@ -20,6 +22,7 @@
 
 #include "viewer/ui/app.h"
 #include "viewer/ui/fonts.h"
+#include "viewer/ui/frame_facts.h"
 #include "viewer/ui/platform.h"
 #include "viewer/ui/png_writer.h"
 #include "viewer/ui/theme.h"
@@ -52,10 +55,13 @@ std::string ini_path() {
 int main(int argc, char** argv) {
   CLI::App cli{"hotfuse-view: look at a hotfuse dump (hotfuse-run GRAPH --dump DIR): the graph "
                "before and after fusion, the timeline, the hotspots and the summary"};
-  std::string path, screenshot, panel, size = "1600x1000", graph, select, hover, click;
+  std::string path, screenshot, facts_file, panel, size = "1600x1000", graph, select, hover, click;
   int frames = 4;
   cli.add_option("DUMP", path, "a dump folder, or its report.json, trace.json or a .dot file")->required();
   cli.add_option("--screenshot", screenshot, "render without a visible window and write this PNG");
+  cli.add_option("--screenshot-facts", facts_file,
+                 "--screenshot: also write what the last frame showed (panel messages, colours) "
+                 "to this JSON file");
   cli.add_option("--frames", frames, "--screenshot: frames to render first")->check(CLI::Range(1, 1000));
   cli.add_option("--panel", panel, "show only this panel: graph, timeline, hotspots, summary, details");
   cli.add_option("--size", size, "window / image size, WxH")->default_str("1600x1000");
@@ -79,6 +85,10 @@ int main(int argc, char** argv) {
   const int width = std::stoi(m[1]), height = std::stoi(m[2]);
   if (width < 200 || height < 150 || width > 16384 || height > 16384) {
     std::cerr << "hotfuse-view: --size " << size << ": between 200x150 and 16384x16384\n";
+    return 2;
+  }
+  if (!facts_file.empty() && screenshot.empty()) {
+    std::cerr << "hotfuse-view: --screenshot-facts needs --screenshot\n";
     return 2;
   }
   float mouse_x = 0, mouse_y = 0;
@@ -166,6 +176,10 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> pixels;
     if (!platform.read_pixels(&pixels, &error) || !ui::write_png(screenshot, width, height, pixels, &error)) {
       std::cerr << "hotfuse-view: --screenshot: " << error << "\n";
+      return 1;
+    }
+    if (!facts_file.empty() && !ui::frame_facts().write(facts_file, &error)) {
+      std::cerr << "hotfuse-view: --screenshot-facts: " << error << "\n";
       return 1;
     }
     if (!app.errors().empty()) {

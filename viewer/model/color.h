@@ -31,6 +31,12 @@ Rgba heat_color(int step);
 Rgba text_on(Rgba fill);
 // A pleasant colour for a name (stable hash), for timeline events.
 Rgba color_for_name(std::string_view name);
+// A speedup's colour, the same in every panel: red below 1x (a slowdown), green above.
+constexpr Rgba kSlowdownRed = rgba(0xc6, 0x28, 0x28);
+constexpr Rgba kSpeedupGreen = rgba(0x00, 0x8a, 0x3e);
+constexpr Rgba speedup_color(double speedup) {
+  return speedup < 1.0 ? kSlowdownRed : kSpeedupGreen;
+}
 // a*(1-t) + b*t per channel.
 Rgba mix(Rgba a, Rgba b, float t);
 

@@ -15,39 +15,46 @@ namespace {
 
 constexpr uintmax_t kMaxFile = uintmax_t{2} << 30;  // 2 GiB: beyond, refuse rather than thrash
 
+// `role`: what the file is loaded as ("trace.json" also for a trace opened under another
+// name), the key the panels ask file_errors for.
+void note_error(Dump& d, const fs::path& p, const char* role, const std::string& what) {
+  d.errors.push_back(p.filename().string() + ": " + what);
+  d.file_errors.emplace(role, what);
+}
+
 // The file's text, or nullopt and an entry in d.errors naming the file.
-std::optional<std::string> read_or_note(Dump& d, const fs::path& p) {
+std::optional<std::string> read_or_note(Dump& d, const fs::path& p, const char* role) {
   std::string err;
   auto text = read_text_file(p, &err);
-  if (!text) d.errors.push_back(p.filename().string() + ": " + err);
+  if (!text) note_error(d, p, role, err);
   return text;
 }
 
 // Parses the file into `out`; a failure is an entry in d.errors, not an exception.
 template <class T, class Parse>
-void load_parsed(Dump& d, const fs::path& p, std::optional<T>& out, Parse parse) {
-  auto text = read_or_note(d, p);
+void load_parsed(Dump& d, const fs::path& p, const char* role, std::optional<T>& out, Parse parse) {
+  auto text = read_or_note(d, p, role);
   if (!text) return;
   try {
     out = parse(*text);
   } catch (const std::exception& e) {
-    d.errors.push_back(p.filename().string() + ": " + e.what());
+    note_error(d, p, role, e.what());
   }
 }
 
 void load_report(Dump& d, const fs::path& p) {
-  load_parsed(d, p, d.report, parse_report_text);
+  load_parsed(d, p, "report.json", d.report, parse_report_text);
 }
 
 void load_trace(Dump& d, const fs::path& p) {
-  load_parsed(d, p, d.trace, parse_trace_text);
+  load_parsed(d, p, "trace.json", d.trace, parse_trace_text);
 }
 
-void load_dot(Dump& d, const fs::path& p, std::string& out) {
-  auto text = read_or_note(d, p);
+void load_dot(Dump& d, const fs::path& p, const char* role, std::string& out) {
+  auto text = read_or_note(d, p, role);
   if (!text) return;
   if (text->find_first_not_of(" \t\r\n") == std::string::npos) {
-    d.errors.push_back(p.filename().string() + ": the file is empty");
+    note_error(d, p, role, "the file is empty");
     return;
   }
   out = std::move(*text);
@@ -110,7 +117,8 @@ Dump load_dump(const fs::path& path) {
     const std::string name = path.filename().string();
     const std::string ext = path.extension().string();
     if (ext == ".dot" || ext == ".gv") {
-      load_dot(d, path, name.rfind("after", 0) == 0 ? d.after_dot : d.before_dot);
+      const bool after = name.rfind("after", 0) == 0;
+      load_dot(d, path, after ? "after.dot" : "before.dot", after ? d.after_dot : d.before_dot);
     } else if (ext == ".json") {
       const bool trace =
           name.find("trace") != std::string::npos ||
@@ -146,11 +154,11 @@ Dump load_dump(const fs::path& path) {
   else
     d.notes.push_back("trace.json is missing (only --fusion adaptive writes one): no timeline");
   if (fs::exists(before, ec))
-    load_dot(d, before, d.before_dot);
+    load_dot(d, before, "before.dot", d.before_dot);
   else
     d.notes.push_back("before.dot is missing");
   if (fs::exists(after, ec))
-    load_dot(d, after, d.after_dot);
+    load_dot(d, after, "after.dot", d.after_dot);
   else
     d.notes.push_back("after.dot is missing (--fusion off writes none)");
 

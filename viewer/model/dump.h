@@ -33,6 +33,14 @@ struct Dump {
   std::map<std::string, std::filesystem::path> kernels;  // "hf_<hash>" -> its .cpp
   std::vector<std::string> errors;  // one line each: "<file>: <what>"
   std::vector<std::string> notes;   // missing optional files and the like
+  // Per file, by the role it plays ("trace.json", "report.json", "before.dot", "after.dot",
+  // also for a file opened alone under another name): what is wrong with it, for the panel
+  // that shows it to say so (the same text as its line in `errors`, without the name).
+  std::map<std::string, std::string> file_errors;
+  std::string error_of(const std::string& file) const {
+    auto it = file_errors.find(file);
+    return it == file_errors.end() ? std::string() : it->second;
+  }
 
   bool ok() const { return errors.empty(); }
   // Nothing at all could be shown.

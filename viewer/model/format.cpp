@@ -26,7 +26,8 @@ namespace {
 // Three significant digits.
 std::string sig3(double v, const char* unit) {
   const double a = std::fabs(v);
-  const char* fmt = a >= 100 ? "%.0f %s" : a >= 10 ? "%.1f %s" : "%.2f %s";
+  // Beyond 1e5 (hostile or broken input: a trace spanning ages) an exponent, not 300 digits.
+  const char* fmt = a >= 1e5 ? "%.3g %s" : a >= 100 ? "%.0f %s" : a >= 10 ? "%.1f %s" : "%.2f %s";
   return strf(fmt, v, unit);
 }
 }  // namespace
@@ -65,7 +66,51 @@ std::string format_share(double share) {
 
 std::string format_gbps(double gbps) {
   if (!std::isfinite(gbps)) return "-";
-  return strf(gbps >= 100 ? "%.0f GB/s" : "%.1f GB/s", gbps);
+  const double a = std::fabs(gbps);
+  if (a == 0) return "0 GB/s";
+  if (a < 1) return strf("%.2g GB/s", gbps);
+  return strf(a >= 100 ? "%.0f GB/s" : "%.1f GB/s", gbps);
+}
+
+std::string format_speedup(double speedup) {
+  if (!std::isfinite(speedup)) return "-";
+  return strf("%.2fx", speedup);
+}
+
+namespace {
+bool ends_with(const std::string& s, const char* suffix) {
+  const size_t n = std::char_traits<char>::length(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+}  // namespace
+
+std::string format_arg(const std::string& key, const nlohmann::json& value, size_t max_chars) {
+  std::string out;
+  if (value.is_null()) {
+    out = "none";
+  } else if (value.is_boolean()) {
+    out = value.get<bool>() ? "yes" : "no";
+  } else if (value.is_number()) {
+    const double v = value.get<double>();
+    if (key == "bytes" || ends_with(key, "_bytes"))
+      out = format_bytes(v);
+    else if (key == "gbps" || ends_with(key, "_gbps"))
+      out = format_gbps(v);
+    else if (key == "ms" || ends_with(key, "_ms"))
+      out = format_ms(v);
+    else if (key == "speedup")
+      out = format_speedup(v);
+    else if (value.is_number_integer() || value.is_number_unsigned())
+      out = value.dump();
+    else
+      out = strf("%.4g", v);
+  } else if (value.is_string()) {
+    out = value.get<std::string>();
+  } else {
+    out = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  if (out.size() > max_chars) out = out.substr(0, max_chars) + "...";
+  return out;
 }
 
 std::string or_dash(const std::optional<double>& v, std::string (*f)(double)) {

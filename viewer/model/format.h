@@ -1,6 +1,7 @@
 // Numbers as the viewer shows them: times, bytes, rates, shares.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -16,8 +17,18 @@ std::string format_bytes(double bytes);
 std::string format_mib(int64_t bytes);
 // 0.433 -> "43.3%".
 std::string format_share(double share);
-// 41.9 -> "41.9 GB/s".
+// 41.9 -> "41.9 GB/s", 0.0319921 -> "0.032 GB/s" (three significant digits below 1).
 std::string format_gbps(double gbps);
+// 0.684 -> "0.68x": a speedup (unfused time over fused time); below 1 is a slowdown.
+std::string format_speedup(double speedup);
+inline bool is_slowdown(double speedup) { return speedup < 1.0; }
+// One value of a trace event's args (or any JSON leaf) with the unit its key implies, as the
+// tables show it: "bytes" 4014080 -> "4.01 MB", "gbps" -> GB/s, "ms" / "*_ms" -> a time,
+// "speedup" -> "0.68x"; null -> "none" (never the raw "null"), booleans "yes" / "no",
+// integers as integers, other numbers with four significant digits; long texts cut at
+// `max_chars`.
+std::string format_arg(const std::string& key, const nlohmann::json& value,
+                       size_t max_chars = 300);
 // printf into a std::string.
 std::string strf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // "-" for a missing value.

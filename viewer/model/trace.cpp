@@ -51,6 +51,44 @@ const std::vector<int>& lookup(const std::map<int64_t, std::vector<int>>& m, int
   return it == m.end() ? none : it->second;
 }
 
+// A flow step as read, bound to an event once the tracks are sorted and nested.
+struct FlowPoint {
+  std::string key;  // cat + name + id: the steps of one flow share it
+  std::string name, cat;
+  char ph = 's';
+  bool enclosing = true;  // bind to the enclosing slice (else to the next one: "f" without bp e)
+  std::pair<int64_t, int64_t> thread;
+  double ts = 0;
+};
+
+// The steps of one flow share cat, name and id (as Perfetto's JSON importer matches them).
+std::string flow_key(const json& e, const std::string& cat, const std::string& name) {
+  for (const char* k : {"id", "id2", "bind_id"}) {
+    auto it = e.find(k);
+    if (it != e.end() && !it->is_null()) return cat + "\x1f" + name + "\x1f" + it->dump();
+  }
+  return {};
+}
+
+// The deepest complete event of the track that contains t, or -1.
+int enclosing_event(const Trace& t, const Track& tr, double ts) {
+  auto [a, b] = t.visible(tr, ts, ts);
+  int best = -1;
+  for (size_t i = a; i < b; ++i) {
+    const TraceEvent& ev = t.events[tr.events[i]];
+    if (ev.ts <= ts && ts <= ev.end() && (best < 0 || ev.depth > t.events[best].depth))
+      best = tr.events[i];
+  }
+  return best;
+}
+
+// The first complete event of the track that starts at or after t, or -1.
+int next_event(const Trace& t, const Track& tr, double ts) {
+  auto it = std::lower_bound(tr.events.begin(), tr.events.end(), ts,
+                             [&](int idx, double v) { return t.events[idx].ts < v; });
+  return it == tr.events.end() ? -1 : *it;
+}
+
 }  // namespace
 
 Trace parse_trace(const json& j) {
@@ -72,7 +110,8 @@ Trace parse_trace(const json& j) {
   std::map<std::pair<int64_t, int64_t>, int> track_of;
   std::map<int64_t, std::string> process_names;
   auto track = [&](int64_t pid, int64_t tid) {
-    auto [it, added] = track_of.emplace(std::make_pair(pid, tid), static_cast<int>(t.tracks.size()));
+    auto [it, added] =
+        track_of.emplace(std::make_pair(pid, tid), static_cast<int>(t.tracks.size()));
     if (added) {
       Track tr;
       tr.pid = pid;
@@ -84,6 +123,8 @@ Trace parse_trace(const json& j) {
   };
   std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> open;  // B events by thread
   std::vector<json> event_args;  // per event while parsing (B/E merge theirs)
+  std::vector<FlowPoint> flow_points;
+  std::map<std::pair<std::string, std::string>, CounterSeries> counters;  // (name, key)
 
   for (size_t i = 0; i < events->size(); ++i) {
     const std::string p = index_path("traceEvents", i);
@@ -105,6 +146,39 @@ Trace parse_trace(const json& j) {
       } else if (what == "thread_sort_index") {
         int64_t s = arg_int(args, "sort_index");
         if (s >= 0) t.tracks[track(pid, tid)].sort_index = s;
+      }
+      continue;
+    }
+    if (ph == "s" || ph == "t" || ph == "f") {
+      FlowPoint fp;
+      fp.cat = string_or(e, "cat", p);
+      fp.name = string_or(e, "name", p);
+      fp.key = flow_key(e, fp.cat, fp.name);
+      fp.ph = ph[0];
+      fp.enclosing = ph != "f" || string_or(e, "bp", p) == "e";
+      fp.thread = {pid, tid};
+      fp.ts = number_or(e, "ts", p, 0);
+      if (fp.key.empty() || !std::isfinite(fp.ts))
+        ++t.unbound_flows;
+      else
+        flow_points.push_back(std::move(fp));
+      continue;
+    }
+    if (ph == "C") {
+      const double ts = number_or(e, "ts", p, 0);
+      const std::string name = string_or(e, "name", p);
+      if (!args.is_object() || !std::isfinite(ts)) {
+        ++t.ignored;
+        continue;
+      }
+      for (auto it = args.begin(); it != args.end(); ++it) {
+        if (!it->is_number()) continue;
+        const double v = it->get<double>();
+        if (!std::isfinite(v)) continue;
+        CounterSeries& c = counters[{name, it.key()}];
+        c.key = it.key();
+        c.name = args.size() > 1 ? name + " " + it.key() : name;
+        c.points.emplace_back(ts, v);
       }
       continue;
     }
@@ -224,6 +298,54 @@ Trace parse_trace(const json& j) {
   std::stable_sort(t.global_instants.begin(), t.global_instants.end(), by_time);
   for (auto& [k, v] : t.by_node) std::stable_sort(v.begin(), v.end(), by_time);
   for (auto& [k, v] : t.by_region) std::stable_sort(v.begin(), v.end(), by_time);
+
+  // Flows: bind each step to its event, then link consecutive steps of one flow. A flow
+  // ends at its "f"; a later "s" with the same id starts a new one.
+  std::map<std::string, FlowPoint*> open_flow;
+  std::map<std::string, int> open_event;
+  for (FlowPoint& fp : flow_points) {
+    auto tr = track_of.find(fp.thread);
+    int ev = -1;
+    if (tr != track_of.end()) {
+      const Track& track = t.tracks[new_index[tr->second]];
+      ev = fp.enclosing ? enclosing_event(t, track, fp.ts) : next_event(t, track, fp.ts);
+    }
+    if (ev < 0) {
+      ++t.unbound_flows;
+      if (fp.ph == 's') open_event.erase(fp.key);
+      continue;
+    }
+    if (fp.ph == 's') {
+      open_event[fp.key] = ev;
+      open_flow[fp.key] = &fp;
+      continue;
+    }
+    auto from = open_event.find(fp.key);
+    if (from == open_event.end()) {
+      ++t.unbound_flows;
+      continue;
+    }
+    const FlowPoint& start = *open_flow[fp.key];
+    t.flows.push_back({start.name, start.cat, from->second, ev});
+    if (fp.ph == 'f')
+      open_event.erase(from);
+    else
+      from->second = ev;
+  }
+  t.unbound_flows += open_event.size();
+
+  for (auto& [key, c] : counters) {
+    std::stable_sort(c.points.begin(), c.points.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    c.min = c.max = c.points.front().second;
+    for (const auto& [ts, v] : c.points) {
+      c.min = std::min(c.min, v);
+      c.max = std::max(c.max, v);
+      t.start = std::min(t.start, ts);
+      t.end = std::max(t.end, ts);
+    }
+    t.counters.push_back(std::move(c));
+  }
   return t;
 }
 
@@ -234,6 +356,13 @@ Trace parse_trace_text(const std::string& text) {
 json TraceEvent::args_json() const {
   if (args.empty()) return json();
   return json::parse(args, nullptr, false);  // written by us: valid; discarded -> null-ish
+}
+
+std::vector<int> Trace::flows_of(int event) const {
+  std::vector<int> out;
+  for (size_t i = 0; i < flows.size(); ++i)
+    if (flows[i].from == event || flows[i].to == event) out.push_back(static_cast<int>(i));
+  return out;
 }
 
 const std::vector<int>& Trace::events_of_node(int64_t node) const {

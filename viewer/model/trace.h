@@ -6,7 +6,12 @@
 //   B/E begin/end pairs on one thread, turned into complete events
 //   i/I instant events ("s": "g" or "p" global: drawn across every track; else on its track)
 //   M  metadata: process_name, thread_name, thread_sort_index
-// Anything else (counters, flows, async events) is counted in `ignored` and left out.
+//   s/t/f  flow events (the legacy flow format: the steps of a flow share cat, name and id,
+//      as Perfetto matches them): each step is bound to the complete event that encloses it
+//      on its thread (an "f" without "bp":"e" to the next one that starts there, as Chrome
+//      does), consecutive steps becoming Flow arrows
+//   C  counters: one CounterSeries per name and args key
+// Anything else (async events, samples) is counted in `ignored` and left out.
 // args.node / args.region / args.iteration / args.phase, when present, are lifted into the
 // event so that the timeline can be linked to the graph (docs/viewer.md).
 #pragma once
@@ -45,6 +50,20 @@ struct Track {
   double max_dur = 0;        // longest complete event (for range queries)
 };
 
+// An arrow between two complete events (indices into Trace::events).
+struct Flow {
+  std::string name, cat;
+  int from = -1, to = -1;
+};
+
+// A counter track ("C" events): the value of one args key over time.
+struct CounterSeries {
+  std::string name;   // the event's name, then " " and the key when the event has several
+  std::string key;    // the args key ("bytes", "gbps", ...): it says the unit
+  std::vector<std::pair<double, double>> points;  // (ts, value), by ts
+  double min = 0, max = 0;
+};
+
 struct Trace {
   std::string process_name;
   std::string display_time_unit;
@@ -54,6 +73,9 @@ struct Trace {
   double start = 0, end = 0;        // microseconds, over every event
   size_t ignored = 0;               // events of kinds the viewer does not draw
   size_t unmatched = 0;             // B without E or E without B
+  std::vector<Flow> flows;          // bound flow steps, in the file's order
+  size_t unbound_flows = 0;         // flow steps with no event to attach to
+  std::vector<CounterSeries> counters;  // by name
   nlohmann::json other_data;
 
   // Events (complete ones) whose args.node / args.region is this id, by ts.
@@ -67,6 +89,9 @@ struct Trace {
   // The complete event at time t on row `depth` of track `track` (within `slack` us on
   // either side, the closest), or -1.
   int event_at(int track, int depth, double t, double slack) const;
+
+  // The flows that start or end at an event.
+  std::vector<int> flows_of(int event) const;
 
   std::map<int64_t, std::vector<int>> by_node, by_region;
   std::map<int64_t, int> by_iteration;

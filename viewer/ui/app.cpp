@@ -6,8 +6,13 @@
 #include <cstdio>
 #include <cstring>
 
+#include <algorithm>
+
 #include "viewer/model/format.h"
+#include "viewer/model/recent_dumps.h"
 #include "viewer/ui/draw_util.h"
+#include "viewer/ui/frame_facts.h"
+#include "viewer/ui/help_overlay.h"
 
 namespace hf::viewer::ui {
 
@@ -49,7 +54,6 @@ App::App(const AppOptions& o, Fonts fonts, std::optional<Dump> preloaded) : opti
   state_.headless = o.headless;
   for (int i = 0; i < static_cast<int>(Panel::Count); ++i)
     shown_[i] = o.only == Panel::Count || static_cast<int>(o.only) == i;
-  std::snprintf(open_path_, sizeof open_path_, "%s", o.path.c_str());
   load(std::move(preloaded));
 }
 
@@ -86,9 +90,30 @@ void App::load(std::optional<Dump> preloaded) {
   summary_ = std::make_unique<SummaryView>();
   details_ = std::make_unique<DetailsView>();
   initial_selection_done_ = false;
+  changed_at_ = -1;
+  // Not for screenshots: they neither watch nor touch the user's recent list.
+  if (options_.headless) return;
+  if (!state_.dump.dir.empty()) watch_.watch(state_.dump.dir);
+  if (!state_.dump.nothing_loaded()) {
+    const std::filesystem::path file = recent_dumps_file();
+    save_recent_dumps(file, add_recent_dump(load_recent_dumps(file), state_.dump.path.string()));
+  }
 }
 
-void App::reload() { load(); }
+void App::reload() {
+  load();
+  printed_errors_.clear();
+  print_errors_ = true;
+}
+
+void App::print_new_errors() {
+  if (!print_errors_) return;
+  for (const std::string& e : state_.errors())
+    if (std::find(printed_errors_.begin(), printed_errors_.end(), e) == printed_errors_.end()) {
+      std::fprintf(stderr, "hotfuse-view: %s\n", e.c_str());
+      printed_errors_.push_back(e);
+    }
+}
 
 void App::install_settings() {
   ImGuiSettingsHandler h;
@@ -138,7 +163,7 @@ void App::apply_initial_selection() {
 void App::menu_bar() {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Open...")) open_popup_ = true;
+    if (ImGui::MenuItem("Open...", "Ctrl+O")) open_dialog();
     if (ImGui::MenuItem("Reload", "F5")) reload();
     ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) quit_ = true;
@@ -171,6 +196,7 @@ void App::menu_bar() {
         "Hotspots: click a header to sort, a row to select.\n"
         "Selecting anything selects it everywhere; Details shows it, with the fused\n"
         "kernel's generated source. F5 reloads the dump.");
+    if (ImGui::MenuItem("Shortcuts", "?")) help_open_ = true;
     ImGui::EndMenu();
   }
   ImGui::EndMenuBar();
@@ -192,8 +218,12 @@ void App::status_bar(ImVec2 min, ImVec2 max) {
   float x = min.x + 8;
   const auto errors = state_.errors();
   if (!errors.empty()) {
+    // Point to where the errors are listed: the error screen, else Details when it is shown.
+    const char* where = state_.dump.nothing_loaded() ? " (listed above)"
+                        : shown_[static_cast<int>(Panel::Details)] ? " (listed in Details)"
+                                                                     : " (View > Details lists them)";
     const std::string e = std::to_string(errors.size()) + (errors.size() == 1 ? " error" : " errors") +
-                          " (listed in Details)   |   ";
+                          where + "   |   ";
     dl->AddText({x, y}, IM_COL32(0xc6, 0x28, 0x28, 255), e.c_str());
     x += ImGui::CalcTextSize(e.c_str()).x;
   }
@@ -255,9 +285,28 @@ void App::panel(Panel p) {
   }
 }
 
+void App::open_dialog() {
+  const std::string start =
+      state_.dump.dir.empty() ? std::string() : std::filesystem::absolute(state_.dump.dir).string();
+  file_dialog_.open(start, load_recent_dumps(recent_dumps_file()));
+}
+
 void App::frame() {
+  frame_facts().clear();
   state_.before.poll();
   state_.after.poll();
+  print_new_errors();
+  if (watch_.changed()) changed_at_ = ImGui::GetTime();
+  // A dump folder that went away (rm -rf before a new dump): look for it again every second
+  // and reload when it is back.
+  if (!options_.headless && !watch_.active() && !state_.dump.dir.empty() && ImGui::GetTime() >= rewatch_at_) {
+    rewatch_at_ = ImGui::GetTime() + 1;
+    if (watch_.watch(state_.dump.dir)) changed_at_ = ImGui::GetTime();
+  }
+  if (changed_at_ >= 0 && ImGui::GetTime() - changed_at_ > 0.3) {
+    std::fprintf(stderr, "hotfuse-view: %s changed: reloading\n", state_.dump.path.string().c_str());
+    reload();
+  }
   apply_initial_selection();
   ImGuiIO& io = ImGui::GetIO();
   if (!options_.headless) {
@@ -265,6 +314,7 @@ void App::frame() {
       state_.select(Selection{}, Panel::Count);
     if (ImGui::IsKeyPressed(294 /* GLFW_KEY_F5 */)) reload();
     if (io.KeyCtrl && ImGui::IsKeyPressed('Q')) quit_ = true;
+    if (io.KeyCtrl && ImGui::IsKeyPressed('O')) open_dialog();
   }
 
   const ImGuiViewport* vp = ImGui::GetMainViewport();
@@ -291,27 +341,18 @@ void App::frame() {
   }
   status_bar({vp->Pos.x, max.y}, {vp->Pos.x + vp->Size.x, vp->Pos.y + vp->Size.y});
 
-  if (open_popup_) {
-    ImGui::OpenPopup("Open dump");
-    open_popup_ = false;
-  }
-  if (ImGui::BeginPopupModal("Open dump", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-    ImGui::TextUnformatted("A dump folder, or a report.json / trace.json / .dot file:");
-    ImGui::SetNextItemWidth(520);
-    const bool enter = ImGui::InputText("##path", open_path_, sizeof open_path_, ImGuiInputTextFlags_EnterReturnsTrue);
-    if (ImGui::Button("Open") || enter) {
-      options_.path = open_path_;
-      reload();
-      ImGui::CloseCurrentPopup();
-    }
-    ImGui::SameLine();
-    if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
-    ImGui::EndPopup();
+  std::string chosen;
+  if (file_dialog_.draw(&chosen)) {
+    options_.path = chosen;
+    reload();
   }
   ImGui::End();
 
   if (!nothing)
     for (int i = 0; i < static_cast<int>(Panel::Count); ++i) panel(static_cast<Panel>(i));
+  if (!options_.headless) help_overlay(&help_open_);
+  frame_facts().set("app.error_screen", nothing);
+  frame_facts().set("app.errors", state_.errors());
   state_.end_frame();
 }
 

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "viewer/model/dump_watch.h"
 #include "viewer/ui/details_view.h"
+#include "viewer/ui/file_dialog.h"
 #include "viewer/ui/graph_view.h"
 #include "viewer/ui/hotspots_view.h"
 #include "viewer/ui/shared_state.h"
@@ -42,6 +44,8 @@ class App {
   void wait_for_layouts();
   // Builds one frame's UI (between ImGui::NewFrame and ImGui::Render).
   void frame();
+  // Loads options' path again (F5, File > Open, a change in the dump folder); what is wrong
+  // with it is printed on stderr, as on launch.
   void reload();
 
   bool quit_requested() const { return quit_; }
@@ -56,6 +60,8 @@ class App {
   void load(std::optional<Dump> preloaded = std::nullopt);
   void apply_initial_selection();
   void menu_bar();
+  void open_dialog();
+  void print_new_errors();
   void status_bar(ImVec2 min, ImVec2 max);
   void error_screen(ImVec2 min, ImVec2 max);
   void panel(Panel p);
@@ -71,8 +77,16 @@ class App {
   std::unique_ptr<DetailsView> details_;
   bool initial_selection_done_ = false;
   bool quit_ = false;
-  bool open_popup_ = false;
-  char open_path_[1024] = {};
+  FileDialog file_dialog_;
+  bool help_open_ = false;
+  // Reload on change: the folder is watched; a change reloads once the files have been
+  // quiet for a moment (hotfuse-run writes several).
+  DumpWatch watch_;
+  double changed_at_ = -1;
+  double rewatch_at_ = 0;  // when the folder could not be watched (gone): when to try again
+  // Errors already printed on stderr since the last reload (printed once each).
+  std::vector<std::string> printed_errors_;
+  bool print_errors_ = false;
 
   friend struct AppSettings;
 };

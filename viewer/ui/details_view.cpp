@@ -74,7 +74,9 @@ void DetailsView::dump_info(SharedState& st) {
     };
     key_value("before.dot", graph(st.before));
     key_value("after.dot", graph(st.after));
-    key_value("kernels/", std::to_string(d.kernels.size()) + " sources");
+    key_value("kernels/", d.kernels.empty() ? std::string("-")
+                          : std::to_string(d.kernels.size()) +
+                                (d.kernels.size() == 1 ? " kernel source" : " kernel sources"));
     ImGui::EndTable();
   }
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
@@ -98,10 +100,7 @@ void DetailsView::event_details(SharedState& st, int event) {
     const nlohmann::json args = e.args_json();
     if (args.is_object())
       for (auto it = args.begin(); it != args.end(); ++it) {
-        std::string v = it->is_string() ? it->get<std::string>()
-                        : it->is_number_float() ? strf("%.6g", it->get<double>())
-                                                : it->dump();
-        key_value(it.key().c_str(), v);
+        key_value(it.key().c_str(), format_arg(it.key(), *it));
       }
     ImGui::EndTable();
   }
@@ -170,6 +169,11 @@ void DetailsView::region_details(SharedState& st, int64_t region) {
     key_value("predicted", or_dash(reg->predicted_ms, format_ms) + ", saving " +
                                or_dash(reg->predicted_saving_ms, format_ms));
     key_value("fused", or_dash(reg->fused_ms, format_ms) + " measured");
+    if (reg->unfused_ms && reg->fused_ms && *reg->fused_ms > 0) {
+      const double speedup = *reg->unfused_ms / *reg->fused_ms;
+      key_value("speedup", format_speedup(speedup) + (is_slowdown(speedup) ? " (slower)" : ""),
+                col(speedup_color(speedup)));
+    }
     if (reg->share) key_value("share", format_share(*reg->share) + " of the iteration");
     if (reg->io_bytes) key_value("io", format_bytes(*reg->io_bytes));
     key_value("compile", or_dash(reg->compile_ms, format_ms) + (reg->cache_hit ? " (cache hit)" : ""));

@@ -25,7 +25,7 @@ std::vector<Col> columns(HotspotTable which) {
             {HotspotColumn::Name, "kernel", 140, 0},
             {HotspotColumn::State, "decision", 70, 0},
             {HotspotColumn::Time, "unfused", 70, num | ImGuiTableColumnFlags_DefaultSort},
-            {HotspotColumn::FusedTime, "fused", 70, num},
+            {HotspotColumn::FusedTime, "fused (speedup)", 118, num},
             {HotspotColumn::Saving, "pred. saving", 80, num},
             {HotspotColumn::Share, "share", 56, num},
             {HotspotColumn::Bytes, "io bytes", 70, num},
@@ -181,7 +181,17 @@ void HotspotsView::table(SharedState& st, HotspotTable which) {
           case HotspotColumn::Op: cell_text(row.op); break;
           case HotspotColumn::Output: cell_text(row.output); break;
           case HotspotColumn::Time: cell_text(num_or_dash(row.time_ms, format_ms)); break;
-          case HotspotColumn::FusedTime: cell_text(num_or_dash(row.fused_ms, format_ms)); break;
+          case HotspotColumn::FusedTime:
+            // A region's measured fused time with its speedup, red when slower than unfused.
+            if (which == HotspotTable::Regions && std::isfinite(row.time_ms) && std::isfinite(row.fused_ms) &&
+                row.fused_ms > 0) {
+              const double speedup = row.time_ms / row.fused_ms;
+              ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(col(speedup_color(speedup))), "%s (%s)",
+                                 format_ms(row.fused_ms).c_str(), format_speedup(speedup).c_str());
+            } else {
+              cell_text(num_or_dash(row.fused_ms, format_ms));
+            }
+            break;
           case HotspotColumn::Saving: cell_text(num_or_dash(row.saving_ms, format_ms)); break;
           case HotspotColumn::Compile: cell_text(num_or_dash(row.compile_ms, format_ms)); break;
           case HotspotColumn::Share: share_cell(row.share); break;

@@ -60,6 +60,10 @@ std::string node_tooltip(const NodeInfo& n, const Report* r) {
   if (n.region) {
     s += "\nregion " + std::to_string(n.region->id) + " (" + n.region->kernel + "): " +
          n.region->state;
+    if (n.region->unfused_ms && n.region->fused_ms && *n.region->fused_ms > 0) {
+      const double speedup = *n.region->unfused_ms / *n.region->fused_ms;
+      s += ", " + format_speedup(speedup) + (is_slowdown(speedup) ? " (slower than unfused)" : "");
+    }
     if (!n.region->reason.empty()) s += "\n" + n.region->reason;
   }
   s += "\n(click for details)";

@@ -8,6 +8,7 @@
 #include "viewer/model/format.h"
 #include "viewer/model/view_transform.h"
 #include "viewer/ui/draw_util.h"
+#include "viewer/ui/frame_facts.h"
 
 namespace hf::viewer::ui {
 
@@ -45,7 +46,12 @@ void SummaryView::headline(SharedState& st) {
   ImGui::TextUnformatted(head.c_str());
   if (s.speedup) {
     ImGui::SameLine();
-    ImGui::TextColored(ImVec4(0.0f, 0.54f, 0.24f, 1), "%.2fx", *s.speedup);
+    const Rgba c = speedup_color(*s.speedup);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(col(c)), "%s%s",
+                       format_speedup(*s.speedup).c_str(),
+                       is_slowdown(*s.speedup) ? " (slower than unfused)" : "");
+    frame_facts().set("summary.speedup", format_speedup(*s.speedup));
+    frame_facts().set("summary.speedup_color", strf("#%02x%02x%02x", red(c), green(c), blue(c)));
   } else if (s.unfused_ms) {
     ImGui::SameLine();
     ImGui::TextDisabled("(nothing fused)");

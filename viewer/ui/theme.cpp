@@ -26,6 +26,12 @@ void apply_theme(float scale) {
   c[ImGuiCol_Header] = ImVec4(0.26f, 0.59f, 0.98f, 0.22f);
   c[ImGuiCol_TableHeaderBg] = ImVec4(0.88f, 0.90f, 0.93f, 1);
   c[ImGuiCol_TableRowBgAlt] = ImVec4(0.0f, 0.0f, 0.0f, 0.03f);
+  // Radio buttons, checkboxes and fields on the near-white panels: a grey frame and a border,
+  // else an unselected radio button is white on white.
+  c[ImGuiCol_FrameBg] = ImVec4(0.89f, 0.90f, 0.92f, 1);
+  c[ImGuiCol_FrameBgHovered] = ImVec4(0.80f, 0.86f, 0.95f, 1);
+  c[ImGuiCol_Border] = ImVec4(0.0f, 0.0f, 0.0f, 0.22f);
+  s.FrameBorderSize = 1;
   s.ScaleAllSizes(scale);
 }
 

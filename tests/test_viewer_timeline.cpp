@@ -1,0 +1,380 @@
+// hotfuse-view's Timeline model (docs/viewer.md, Timeline): range statistics over a selected
+// time span, search with next / previous, labels that never overlap (elided or stacked),
+// flow arrows and counter tracks read from trace.json, the per-file errors a panel shows,
+// value formatting with units, the recent-dumps list and the dump folder watch.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/support/temp_dir.h"
+#include "viewer/model/color.h"
+#include "viewer/model/dump.h"
+#include "viewer/model/dump_watch.h"
+#include "viewer/model/format.h"
+#include "viewer/model/label_layout.h"
+#include "viewer/model/recent_dumps.h"
+#include "viewer/model/timeline_query.h"
+#include "viewer/model/trace.h"
+
+namespace hf::viewer {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+json x_event(const std::string& name, double ts, double dur, int tid = 1) {
+  return {{"name", name}, {"ph", "X"}, {"ts", ts}, {"dur", dur}, {"pid", 1}, {"tid", tid}};
+}
+
+// Two tracks: "a" at 0, 10, 20, ... (5 us each) on tid 1, "bb" at 3, 13, ... (2 us) on tid 2.
+Trace two_track_trace(int n) {
+  json events = json::array();
+  for (int i = 0; i < n; ++i) {
+    events.push_back(x_event("a", 10.0 * i, 5, 1));
+    events.push_back(x_event("bb", 10.0 * i + 3, 2, 2));
+  }
+  return parse_trace(json{{"traceEvents", events}});
+}
+
+// ---- range statistics ----------------------------------------------------------------------
+
+TEST(ViewerTimelineRange, CountTotalAndMeanPerNameMatchBruteForce) {
+  Trace t = two_track_trace(50);
+  for (auto [t0, t1] :
+       {std::pair{0.0, 500.0}, {12.0, 47.0}, {4.5, 4.6}, {47.0, 12.0}, {600.0, 700.0}}) {
+    std::map<std::string, std::pair<int, double>> expect;
+    const double lo = std::min(t0, t1), hi = std::max(t0, t1);
+    for (const TraceEvent& e : t.events)
+      if (e.end() >= lo && e.ts <= hi) {
+        ++expect[e.name].first;
+        expect[e.name].second += e.dur;
+      }
+    std::vector<NameStats> got = range_stats(t, t0, t1);
+    ASSERT_EQ(got.size(), expect.size()) << t0 << ".." << t1;
+    for (const NameStats& s : got) {
+      EXPECT_EQ(s.count, expect[s.name].first) << s.name << " in " << t0 << ".." << t1;
+      EXPECT_DOUBLE_EQ(s.total_us, expect[s.name].second);
+      EXPECT_DOUBLE_EQ(s.mean_us(), expect[s.name].second / expect[s.name].first);
+    }
+    for (size_t i = 1; i < got.size(); ++i) EXPECT_GE(got[i - 1].total_us, got[i].total_us);
+  }
+  // 12..47: a at 10 (overlapping, until 15), 20, 30, 40 (4 x 5 us) and bb at 13, 23, 33, 43
+  // (4 x 2 us): a first.
+  std::vector<NameStats> s = range_stats(t, 12, 47);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].name, "a");
+  EXPECT_EQ(s[0].count, 4);
+  EXPECT_DOUBLE_EQ(s[0].total_us, 20.0);
+  EXPECT_EQ(s[1].count, 4);
+  EXPECT_DOUBLE_EQ(s[1].mean_us(), 2.0);
+}
+
+// ---- search --------------------------------------------------------------------------------
+
+TEST(ViewerTimelineSearch, MatchesByNameAndWalksBothWaysWrapping) {
+  json events = {x_event("Compile hf_1", 30, 1), x_event("mul", 10, 1),
+                 x_event("compile hf_2", 20, 1), x_event("add", 40, 1),
+                 x_event("COMPILE hf_3", 50, 1)};
+  Trace t = parse_trace(json{{"traceEvents", events}});
+  std::vector<int> m = search_events(t, "compile");
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(t.events[m[0]].ts, 20);
+  EXPECT_EQ(t.events[m[1]].ts, 30);
+  EXPECT_EQ(t.events[m[2]].ts, 50);
+  EXPECT_TRUE(search_events(t, "").empty());
+  EXPECT_TRUE(search_events(t, "nothing").empty());
+  // From no current match: the first at or after the time going forward, the last before
+  // it going back.
+  EXPECT_EQ(step_match(t, m, -1, true, 25), 1);
+  EXPECT_EQ(step_match(t, m, -1, false, 25), 0);
+  EXPECT_EQ(step_match(t, m, -1, true, 99), 0);  // none after: wraps to the first
+  EXPECT_EQ(step_match(t, m, -1, false, 0), 2);  // none before: wraps to the last
+  // Next and previous, wrapping.
+  EXPECT_EQ(step_match(t, m, 0, true, 0), 1);
+  EXPECT_EQ(step_match(t, m, 2, true, 0), 0);
+  EXPECT_EQ(step_match(t, m, 0, false, 0), 2);
+  int at = -1;
+  for (int i = 0; i < 3; ++i) at = step_match(t, m, at, true, 0);
+  EXPECT_EQ(at, 2);
+  EXPECT_EQ(step_match(t, {}, -1, true, 0), -1);
+}
+
+// ---- labels --------------------------------------------------------------------------------
+
+const MeasureText kSevenPx = [](std::string_view s) { return 7.0f * static_cast<float>(s.size()); };
+
+TEST(ViewerTimelineLabels, ElidedToTheWidthOrDropped) {
+  EXPECT_EQ(elide_to_width("validating", 70, kSevenPx), "validating");
+  EXPECT_EQ(elide_to_width("validating", 69, kSevenPx), "valida...");  // 6 + 3 chars
+  EXPECT_EQ(elide_to_width("validating", 28, kSevenPx), "v...");
+  EXPECT_EQ(elide_to_width("validating", 27, kSevenPx), "");
+  for (float w = 0; w < 90; w += 1)
+    EXPECT_LE(kSevenPx(elide_to_width("compile worker", w, kSevenPx)), w);
+}
+
+// Drawn labels in one row never overlap and keep `gap` apart; none passes `right`.
+void expect_no_overlap(const std::vector<LabelWant>& wants, const std::vector<LabelSlot>& slots,
+                       float gap, float right) {
+  ASSERT_EQ(wants.size(), slots.size());
+  for (size_t i = 0; i < wants.size(); ++i) {
+    if (slots[i].row < 0) continue;
+    EXPECT_LE(wants[i].x + slots[i].width, right + 1e-3f);
+    EXPECT_LE(slots[i].width, wants[i].width);
+    for (size_t j = 0; j < wants.size(); ++j) {
+      if (j == i || slots[j].row != slots[i].row) continue;
+      const bool apart = wants[i].x + slots[i].width + gap <= wants[j].x + 1e-3f ||
+                         wants[j].x + slots[j].width + gap <= wants[i].x + 1e-3f;
+      EXPECT_TRUE(apart) << i << " and " << j << " overlap in row " << slots[i].row;
+    }
+  }
+}
+
+TEST(ViewerTimelineLabels, StackedThenElidedNeverOverlapping) {
+  // "warmup" at 0 and "profiling" right after it: the second goes to a second row.
+  std::vector<LabelWant> w = {{0, 42}, {20, 63}};
+  auto s = place_labels(w, 2, 4, 14, 1000);
+  EXPECT_EQ(s[0].row, 0);
+  EXPECT_EQ(s[1].row, 1);
+  EXPECT_EQ(s[0].width, 42);
+  expect_no_overlap(w, s, 4, 1000);
+  // One row only: the first is cut to end before the second.
+  s = place_labels(w, 1, 4, 14, 1000);
+  EXPECT_EQ(s[0].row, 0);
+  EXPECT_FLOAT_EQ(s[0].width, 16);
+  EXPECT_EQ(s[1].row, 0);
+  expect_no_overlap(w, s, 4, 1000);
+  // Cut below the minimum: dropped.
+  w = {{0, 42}, {10, 63}};
+  s = place_labels(w, 1, 4, 14, 1000);
+  EXPECT_EQ(s[0].row, -1);
+  EXPECT_EQ(s[1].row, 0);
+  // The right edge.
+  s = place_labels({{990, 42}}, 1, 4, 5, 1000);
+  EXPECT_FLOAT_EQ(s[0].width, 10);
+  // Priority: the swap label is placed first and never cut for a phase name; the phase that
+  // starts inside it is elided to end before it (here: dropped, too short), the one after
+  // it fits.
+  w = {{100, 60, 0}, {110, 120, 1}, {240, 50, 0}};
+  s = place_labels(w, 1, 4, 14, 1000);
+  EXPECT_EQ(s[1].row, 0);
+  EXPECT_FLOAT_EQ(s[1].width, 120);
+  EXPECT_EQ(s[0].row, -1);
+  EXPECT_EQ(s[2].row, 0);
+  w = {{80, 60, 0}, {110, 120, 1}};
+  s = place_labels(w, 1, 4, 14, 1000);
+  EXPECT_FLOAT_EQ(s[0].width, 26);  // 80 + 26 + 4 = 110
+  EXPECT_FLOAT_EQ(s[1].width, 120);
+  // Many crowded labels, any rows and priorities: never an overlap.
+  for (int rows = 1; rows <= 3; ++rows) {
+    std::vector<LabelWant> many;
+    for (int i = 0; i < 200; ++i)
+      many.push_back(
+          {static_cast<float>((i * 37) % 900), 20.0f + (i * 13) % 70, i % 7 == 0 ? 1 : 0});
+    expect_no_overlap(many, place_labels(many, rows, 4, 12, 950), 4, 950);
+  }
+}
+
+// ---- flows and counters --------------------------------------------------------------------
+
+TEST(ViewerTimelineFlows, BoundToTheEnclosingEvents) {
+  json events = {
+      x_event("op", 0, 10, 2),
+      x_event("compile", 20, 30, 3),
+      x_event("iteration 7", 60, 40, 1),
+      x_event("fused", 70, 5, 2),
+      {{"name", "r0"}, {"cat", "flow"}, {"ph", "s"}, {"id", 0}, {"ts", 5}, {"pid", 1}, {"tid", 2}},
+      {{"name", "r0"},
+       {"cat", "flow"},
+       {"ph", "f"},
+       {"bp", "e"},
+       {"id", 0},
+       {"ts", 35},
+       {"pid", 1},
+       {"tid", 3}},
+      // s / t / f: two arrows.
+      {{"name", "r1"}, {"cat", "flow"}, {"ph", "s"}, {"id", 1}, {"ts", 35}, {"pid", 1}, {"tid", 3}},
+      {{"name", "r1"}, {"cat", "flow"}, {"ph", "t"}, {"id", 1}, {"ts", 80}, {"pid", 1}, {"tid", 1}},
+      {{"name", "r1"},
+       {"cat", "flow"},
+       {"ph", "f"},
+       {"bp", "e"},
+       {"id", 1},
+       {"ts", 72},
+       {"pid", 1},
+       {"tid", 2}},
+      // Old-style "f" (no bp): the next slice that starts on its thread.
+      {{"name", "r2"},
+       {"cat", "flow"},
+       {"ph", "s"},
+       {"id", "x"},
+       {"ts", 5},
+       {"pid", 1},
+       {"tid", 2}},
+      {{"name", "r2"},
+       {"cat", "flow"},
+       {"ph", "f"},
+       {"id", "x"},
+       {"ts", 65},
+       {"pid", 1},
+       {"tid", 2}},
+      // Same id and cat, another name: another flow (never finished).
+      {{"name", "other"},
+       {"cat", "flow"},
+       {"ph", "s"},
+       {"id", 0},
+       {"ts", 72},
+       {"pid", 1},
+       {"tid", 2}},
+      // Nothing to bind to / no finish.
+      {{"name", "lost"},
+       {"cat", "flow"},
+       {"ph", "s"},
+       {"id", 9},
+       {"ts", 500},
+       {"pid", 1},
+       {"tid", 2}},
+      {{"name", "open"},
+       {"cat", "flow"},
+       {"ph", "s"},
+       {"id", 8},
+       {"ts", 1},
+       {"pid", 1},
+       {"tid", 2}}};
+  Trace t = parse_trace(json{{"traceEvents", events}});
+  auto index_of = [&](const std::string& name) {
+    for (size_t i = 0; i < t.events.size(); ++i)
+      if (t.events[i].name == name) return static_cast<int>(i);
+    return -1;
+  };
+  ASSERT_EQ(t.flows.size(), 4u);
+  EXPECT_EQ(t.flows[0].from, index_of("op"));
+  EXPECT_EQ(t.flows[0].to, index_of("compile"));
+  EXPECT_EQ(t.flows[1].from, index_of("compile"));
+  EXPECT_EQ(t.flows[1].to, index_of("iteration 7"));
+  EXPECT_EQ(t.flows[2].from, index_of("iteration 7"));
+  EXPECT_EQ(t.flows[2].to, index_of("fused"));
+  EXPECT_EQ(t.flows[3].name, "r2");
+  EXPECT_EQ(t.flows[3].to, index_of("fused"));
+  EXPECT_EQ(t.unbound_flows, 3u);  // "lost", "open" and "other"
+  EXPECT_EQ(t.flows_of(index_of("compile")), (std::vector<int>{0, 1}));
+  EXPECT_EQ(t.ignored, 0u);
+}
+
+TEST(ViewerTimelineCounters, OneSeriesPerNameAndKey) {
+  json events = {
+      x_event("a", 0, 10),
+      {{"name", "memory in use"}, {"ph", "C"}, {"ts", 20}, {"pid", 1}, {"args", {{"bytes", 300}}}},
+      {{"name", "memory in use"}, {"ph", "C"}, {"ts", 5}, {"pid", 1}, {"args", {{"bytes", 100}}}},
+      {{"name", "ctr"},
+       {"ph", "C"},
+       {"ts", 1},
+       {"pid", 1},
+       {"args", {{"x", 1}, {"y", 2}, {"s", "no"}}}}};
+  Trace t = parse_trace(json{{"traceEvents", events}});
+  ASSERT_EQ(t.counters.size(), 3u);
+  const CounterSeries& m = t.counters[2];
+  EXPECT_EQ(m.name, "memory in use");
+  EXPECT_EQ(m.key, "bytes");
+  ASSERT_EQ(m.points.size(), 2u);
+  EXPECT_EQ(m.points[0].first, 5);
+  EXPECT_EQ(m.min, 100);
+  EXPECT_EQ(m.max, 300);
+  EXPECT_EQ(t.counters[0].name, "ctr x");
+  EXPECT_EQ(t.end, 20);  // counters widen the trace's span
+}
+
+TEST(ViewerTimelineFlows, TheExampleDumpsTraceParsesWithItsFlows) {
+  const fs::path trace = fs::path(HF_SOURCE_DIR) / "tests/data/viewer/adam/trace.json";
+  std::string err;
+  auto text = read_text_file(trace, &err);
+  ASSERT_TRUE(text) << err;
+  Trace t = parse_trace_text(*text);
+  // Whatever the fixture holds, every flow links two real events.
+  for (const Flow& f : t.flows) {
+    ASSERT_GE(f.from, 0);
+    ASSERT_GE(f.to, 0);
+    EXPECT_LT(static_cast<size_t>(std::max(f.from, f.to)), t.events.size());
+  }
+}
+
+// ---- what panels say -----------------------------------------------------------------------
+
+TEST(ViewerTimelineErrors, AGarbageTraceKeepsItsParseErrorForThePanel) {
+  TempDir dir;
+  dir.write("report.json", "{\"summary\": {\"graph\": \"x\"}}");
+  dir.write("trace.json", "garbage{");
+  Dump d = load_dump(dir.root);
+  EXPECT_FALSE(d.trace);
+  const std::string e = d.error_of("trace.json");
+  EXPECT_NE(e.find("line 1"), std::string::npos) << e;
+  EXPECT_TRUE(d.error_of("report.json").empty());
+  EXPECT_EQ(d.errors.size(), 1u);
+  EXPECT_EQ(d.errors[0], "trace.json: " + e);
+  // A trace opened alone under another name: the error is still the trace's.
+  dir.write("run7.trace.json", "{\"traceEvents\": 3}");
+  Dump one = load_dump(dir.root / "run7.trace.json");
+  EXPECT_NE(one.error_of("trace.json").find("traceEvents"), std::string::npos);
+  EXPECT_EQ(one.errors.at(0).rfind("run7.trace.json: ", 0), 0u) << one.errors[0];
+}
+
+TEST(ViewerTimelineFormat, ValuesCarryUnitsAndNullIsNeverRaw) {
+  EXPECT_EQ(format_arg("bytes", json(4014080.0)), "4.01 MB");
+  EXPECT_EQ(format_arg("gbps", json(0.0319921)), "0.032 GB/s");
+  EXPECT_EQ(format_arg("gbps", json(41.94)), "41.9 GB/s");
+  EXPECT_EQ(format_arg("compile_ms", json(9.42)), "9.42 ms");
+  EXPECT_EQ(format_arg("ms", json(0.845)), "845 us");
+  EXPECT_EQ(format_arg("region", json(nullptr)), "none");
+  EXPECT_EQ(format_arg("fused", json(true)), "yes");
+  EXPECT_EQ(format_arg("node", json(12)), "12");
+  EXPECT_EQ(format_arg("speedup", json(0.684)), "0.68x");
+  EXPECT_EQ(format_arg("text", json(std::string(400, 'x')), 10), std::string(10, 'x') + "...");
+  EXPECT_EQ(format_speedup(0.684), "0.68x");
+  EXPECT_EQ(format_ms(2.5e300), "2.5e+297 s");  // hostile input: no 300-digit numbers
+  EXPECT_EQ(format_bytes(4e20), "4e+11 GB");
+  EXPECT_TRUE(is_slowdown(0.68));
+  EXPECT_FALSE(is_slowdown(1.0));
+  EXPECT_EQ(speedup_color(0.68), kSlowdownRed);
+  EXPECT_EQ(speedup_color(1.7), kSpeedupGreen);
+}
+
+// ---- files ---------------------------------------------------------------------------------
+
+TEST(ViewerTimelineRecent, NewestFirstNoDuplicatesAndUnwritableIsHarmless) {
+  TempDir dir;
+  const fs::path file = dir.root / "state" / "hotfuse" / "recent";
+  std::vector<std::string> l;
+  l = add_recent_dump(l, (dir.root / "a").string());
+  l = add_recent_dump(l, (dir.root / "b").string());
+  l = add_recent_dump(l, (dir.root / "a").string());
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_EQ(l[0], (dir.root / "a").string());
+  ASSERT_TRUE(save_recent_dumps(file, l));
+  EXPECT_EQ(load_recent_dumps(file), l);
+  for (int i = 0; i < 30; ++i) l = add_recent_dump(l, (dir.root / std::to_string(i)).string(), 5);
+  EXPECT_EQ(l.size(), 5u);
+  // A relative path is remembered absolute.
+  EXPECT_TRUE(fs::path(add_recent_dump({}, "rel/dump")[0]).is_absolute());
+  // Where nothing can be written: false, no throw; a missing file is an empty list.
+  dir.write("plainfile", "x");
+  EXPECT_FALSE(save_recent_dumps(dir.root / "plainfile" / "sub" / "recent", l));
+  EXPECT_TRUE(load_recent_dumps(dir.root / "nothing-here").empty());
+  EXPECT_FALSE(save_recent_dumps({}, l));
+}
+
+TEST(ViewerTimelineWatch, NoticesAFileWrittenInTheDumpFolder) {
+  TempDir dir;
+  dir.write("report.json", "{}");
+  DumpWatch w;
+  ASSERT_TRUE(w.watch(dir.root));
+  EXPECT_FALSE(w.changed());
+  dir.write("trace.json", "{}");  // closed when written: the event is queued by then
+  EXPECT_TRUE(w.changed());
+  EXPECT_FALSE(w.changed()) << "drained";
+  EXPECT_FALSE(w.watch(dir.root / "missing"));
+  EXPECT_FALSE(w.changed());
+}
+
+}  // namespace
+}  // namespace hf::viewer
