@@ -769,6 +769,15 @@ TEST(CpuCopy, PermutationsBroadcastsAndSlices) {
       Owned out = contiguous(d, in.v.shape);
       check_copy(in.v, out.v, pool);
     }
+    // NCHW images to NHWC: the 3 channels innermost in the output (the input's contiguous
+    // axis walked innermost instead), odd sizes, two images.
+    for (const Shape& b : {Shape{2, 3, 65, 67}, Shape{1, 3, 224, 224}, Shape{1, 5, 9, 130}}) {
+      Owned in = permuted(d, b, {0, 2, 3, 1});
+      fill(in, rnd);
+      Owned out = contiguous(d, in.v.shape);
+      poison(out);
+      check_copy(in.v, out.v, pool);
+    }
     // Broadcast: a row, a column, a scalar.
     for (const Shape& b : {Shape{300}, Shape{17, 1}, Shape{}}) {
       Owned in = broadcast(d, b, {17, 300});
