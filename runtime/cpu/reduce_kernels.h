@@ -45,10 +45,15 @@ Acc leaf_reduce(const T* __restrict x, int64_t n) {
   int64_t i = W;
   for (; i + W <= n; i += W)
     for (int j = 0; j < W; ++j) acc[j] = Op::step(acc[j], load<Acc>(x[i + j]));
-  for (int j = 0; i + j < n; ++j) acc[j] = Op::step(acc[j], load<Acc>(x[i + j]));
+  // The last n % W elements go to one scalar accumulator, not into lanes: single-element
+  // stores into the lanes followed by the vector loads of the combine below stall on store
+  // forwarding, which cost more than the whole row of a short reduction (a pooled 7x7).
+  const bool has_tail = i < n;  // else acc alone: a sum of -0s stays -0
+  Acc tail = Op::template identity<Acc>();
+  for (; i < n; ++i) tail = Op::step(tail, load<Acc>(x[i]));
   for (int w = W / 2; w > 0; w /= 2)
     for (int j = 0; j < w; ++j) acc[j] = Op::combine(acc[j], acc[j + w]);
-  return acc[0];
+  return has_tail ? Op::combine(acc[0], tail) : acc[0];
 }
 
 // ---- the tree ---------------------------------------------------------------------------
@@ -177,7 +182,9 @@ struct RowKernel {
 
   explicit RowKernel(const ReducePlan& plan) : p(plan) {
     const int64_t inner = p.rshape[p.rr - 1];
-    seg_mode = p.rin[p.rr - 1] == 1 && inner >= kMinSeg;
+    // One contiguous reduced axis is read in place however short (the tree is the same:
+    // each output's elements are one segment); shorter runs of several axes are gathered.
+    seg_mode = p.rin[p.rr - 1] == 1 && (inner >= kMinSeg || p.rr == 1);
     split = Split{seg_mode ? inner : 0, kLeaf};
   }
 
