@@ -9,13 +9,17 @@
 # with a non-zero exit. Without xvfb-run (or python3) they are skipped, saying why, with
 # CTest's SKIP_RETURN_CODE 77; they are not registered at all when hotfuse-view is not built
 # (the configure step says so).
-if(TARGET test_viewer_model)
-  target_link_libraries(test_viewer_model PRIVATE hf_viewer_model)
-  if(TARGET hf_viewer_layout)
-    target_link_libraries(test_viewer_model PRIVATE hf_viewer_layout)
-    target_compile_definitions(test_viewer_model PRIVATE HF_VIEWER_HAVE_LAYOUT=1)
+# test_viewer_graph (the Graph panel's grouping, name elision, layout direction and title;
+# the synthetic 300-node dump tests/data/viewer/scoped300) is linked the same way.
+foreach(t test_viewer_model test_viewer_graph)
+  if(TARGET ${t})
+    target_link_libraries(${t} PRIVATE hf_viewer_model)
+    if(TARGET hf_viewer_layout)
+      target_link_libraries(${t} PRIVATE hf_viewer_layout)
+      target_compile_definitions(${t} PRIVATE HF_VIEWER_HAVE_LAYOUT=1)
+    endif()
   endif()
-endif()
+endforeach()
 
 if(TARGET hotfuse-view)
   # The dump the screenshot is taken of: the example dump the dump writer commits
