@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <regex>
 #include <string>
@@ -52,10 +53,12 @@ std::string ini_path() {
 int main(int argc, char** argv) {
   CLI::App cli{"hotfuse-view: look at a hotfuse dump (hotfuse-run GRAPH --dump DIR): the graph "
                "before and after fusion, the timeline, the hotspots and the summary"};
-  std::string path, screenshot, panel, size = "1600x1000", graph, select, hover, click;
+  std::string path, screenshot, facts, panel, size = "1600x1000", graph, select, hover, click;
   int frames = 4;
   cli.add_option("DUMP", path, "a dump folder, or its report.json, trace.json or a .dot file")->required();
   cli.add_option("--screenshot", screenshot, "render without a visible window and write this PNG");
+  cli.add_option("--screenshot-facts", facts,
+                 "--screenshot: also write what the Graph panel drew (JSON) to this file");
   cli.add_option("--frames", frames, "--screenshot: frames to render first")->check(CLI::Range(1, 1000));
   cli.add_option("--panel", panel, "show only this panel: graph, timeline, hotspots, summary, details");
   cli.add_option("--size", size, "window / image size, WxH")->default_str("1600x1000");
@@ -167,6 +170,14 @@ int main(int argc, char** argv) {
     if (!platform.read_pixels(&pixels, &error) || !ui::write_png(screenshot, width, height, pixels, &error)) {
       std::cerr << "hotfuse-view: --screenshot: " << error << "\n";
       return 1;
+    }
+    if (!facts.empty()) {
+      std::ofstream out(facts);
+      out << app.graph_facts() << "\n";
+      if (!out) {
+        std::cerr << "hotfuse-view: --screenshot-facts: cannot write " << facts << "\n";
+        return 1;
+      }
     }
     if (!app.errors().empty()) {
       std::cerr << "hotfuse-view: wrote " << screenshot << " (showing the errors above)\n";

@@ -13,7 +13,7 @@ namespace hf::viewer {
 
 // The fitted zoom below which text is too small to read: a 0.3 inch node holds one line of
 // 7 px or more (viewer/ui/graph_labels.h). Expanding scopes stops before it.
-constexpr float kReadableZoom = 0.42f;
+constexpr float kReadableZoom = 0.4f;
 
 enum class DirectionChoice { Auto, TopBottom, LeftRight };
 

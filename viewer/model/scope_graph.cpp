@@ -151,11 +151,14 @@ ScopeGraph ScopeGraph::of(const GraphLayout& g, const std::unordered_map<int64_t
 
 std::string ScopeGraph::to_dot(const GraphLayout& g, RankDir dir) const {
   std::string out = "digraph scopes {\n";
-  out += strf("  graph [rankdir=%s, fontname=\"Helvetica\", nodesep=0.15, ranksep=0.25];\n",
+  out += strf("  graph [rankdir=%s, fontname=\"Helvetica\", nodesep=0.15, ranksep=0.2];\n",
               rankdir_name(dir));
-  out +=
+  // Top to bottom, width is cheap: wide margins leave room for names drawn larger than the
+  // zoom would draw them (viewer/ui/graph_labels.h). Left to right, width is the chain's length.
+  out += strf(
       "  node [shape=box, style=\"rounded,filled\", fillcolor=white, fontname=\"Helvetica\", "
-      "fontsize=14, height=0.3, margin=\"0.08,0.03\"];\n";
+      "fontsize=14, height=0.3, margin=\"%s,0.03\"];\n",
+      dir == RankDir::TopBottom ? "0.3" : "0.08");
   out += "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#616161\", fontcolor=\"#424242\"];\n";
 
   // The border of a box with fused nodes: the colour of that kind's clusters.
@@ -182,7 +185,7 @@ std::string ScopeGraph::to_dot(const GraphLayout& g, RankDir dir) const {
       const Rgba border = kc != kind_color.end() ? kc->second : rgba(0x42, 0x42, 0x42);
       out += strf(
           "  scope%d [label=%s, style=\"filled,bold\", fillcolor=%s, color=%s, "
-          "fontcolor=%s, fontsize=15, penwidth=%d, tooltip=%s];\n",
+          "fontcolor=%s, fontsize=14, penwidth=%d, tooltip=%s];\n",
           v.index, dot_quoted(label).c_str(), dot_quoted(color_text(fill)).c_str(),
           dot_quoted(color_text(border)).c_str(), dot_quoted(color_text(text_on(fill))).c_str(),
           kind.empty() ? 1 : 3, dot_quoted(tip).c_str());

@@ -155,6 +155,7 @@ void App::menu_bar() {
         ImGui::MarkIniSettingsDirty();
       }
     }
+    if (ImGui::MenuItem("Graph: zoom to selection", "F")) graph_->zoom_to_selection();
     ImGui::Separator();
     if (ImGui::MenuItem("Reset layout")) {
       tiles_.reset();
@@ -166,7 +167,8 @@ void App::menu_bar() {
   if (ImGui::BeginMenu("Help")) {
     ImGui::TextUnformatted(
         "hotfuse-view: a dump of hotfuse-run GRAPH --dump DIR (docs/viewer.md)\n\n"
-        "Graph: wheel zooms, drag pans, double-click or F fits; click selects.\n"
+        "Graph: wheel zooms, drag pans, double-click or Home fits, F zooms to the\n"
+        "selection; click selects; click a scope box to expand it.\n"
         "Timeline: wheel zooms in time, drag pans, double-click fits; click selects.\n"
         "Hotspots: click a header to sort, a row to select.\n"
         "Selecting anything selects it everywhere; Details shows it, with the fused\n"

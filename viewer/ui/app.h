@@ -46,7 +46,11 @@ class App {
 
   bool quit_requested() const { return quit_; }
   // Something changes without input (a layout still running): keep drawing.
-  bool busy() const { return state_.before.laying_out() || state_.after.laying_out(); }
+  bool busy() const {
+    return state_.before.laying_out() || state_.after.laying_out() || (graph_ && graph_->busy());
+  }
+  // What the Graph panel drew in the last frame, as JSON (--screenshot-facts).
+  std::string graph_facts() const { return graph_ ? graph_->facts_json() : "{}"; }
   // Everything that went wrong loading the dump and laying out its graphs.
   std::vector<std::string> errors() const { return state_.errors(); }
   const Dump& dump() const { return state_.dump; }

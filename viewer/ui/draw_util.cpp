@@ -106,4 +106,10 @@ ImU32 state_color(const std::string& state) {
   return IM_COL32(0x9e, 0x9e, 0x9e, 255);
 }
 
+ImU32 speedup_color(double speedup) {
+  if (speedup >= 1.005) return state_color("swapped");
+  if (speedup < 0.995) return state_color("reverted");
+  return state_color("");
+}
+
 }  // namespace hf::viewer::ui

@@ -46,5 +46,8 @@ void key_value(const char* key, const std::string& value, ImU32 value_color = 0)
 void badge(const std::string& text, ImU32 bg);
 // The colour of a region state: swapped green, reverted red, failed orange, ...
 ImU32 state_color(const std::string& state);
+// The colour of a speedup: green when fusion made the iteration faster, red when slower
+// (below 1x), grey when it changed nothing measurable.
+ImU32 speedup_color(double speedup);
 
 }  // namespace hf::viewer::ui
