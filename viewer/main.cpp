@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
   ui::AppOptions opts;
   opts.path = path;
   opts.headless = !screenshot.empty() && !scripted;  // headless: no input at all
+  opts.screenshot = !screenshot.empty();
   opts.select = select;
   if (!panel.empty()) {
     opts.only = ui::panel_from_name(panel);

@@ -81,6 +81,7 @@ void App::load(std::optional<Dump> preloaded) {
   const GraphView::Mode mode = graph_ ? graph_->mode : GraphView::Mode::SideBySide;
   graph_ = std::make_unique<GraphView>();
   graph_->mode = options_.graph_mode >= 0 ? static_cast<GraphView::Mode>(options_.graph_mode) : mode;
+  graph_->sync_layouts = options_.screenshot;
   timeline_ = std::make_unique<TimelineView>();
   hotspots_ = std::make_unique<HotspotsView>();
   summary_ = std::make_unique<SummaryView>();

@@ -21,6 +21,8 @@ namespace hf::viewer::ui {
 struct AppOptions {
   std::string path;             // what to open
   bool headless = false;        // --screenshot
+  bool screenshot = false;      // --screenshot, with or without scripted input: the graph's
+                                // layouts are made before the frame that shows them
   Panel only = Panel::Count;    // --panel: show this one alone
   int graph_mode = -1;          // --graph before|after|both (GraphView::Mode), -1: default
   std::string select;           // --select NODE: a node name to select at start

@@ -130,24 +130,24 @@ void GraphView::draw(SharedState& st) {
   if (mode == Mode::SideBySide && st.before.present() && st.after.present()) {
     // Side by side, the after graph groups as the before graph does, so that they compare.
     if (before_.layout_serial() != synced_serial_ && !before_.busy() &&
-        after_.adopt_expansion(before_.expanded_paths(), st.headless))
+        after_.adopt_expansion(before_.expanded_paths(), st.headless || sync_layouts))
       synced_serial_ = before_.layout_serial();
     const float w = (avail.x - ImGui::GetStyle().ItemSpacing.x) / 2;
     ImGui::PushID("before");
-    before_.draw(st, st.before, false, {w, avail.y}, direction);
+    before_.draw(st, st.before, false, {w, avail.y}, direction, sync_layouts);
     ImGui::PopID();
     ImGui::SameLine();
     ImGui::PushID("after");
     after_.draw(st, st.after, true, {avail.x - w - ImGui::GetStyle().ItemSpacing.x, avail.y},
-                direction);
+                direction, sync_layouts);
     ImGui::PopID();
   } else if (mode == Mode::Before || !st.after.present()) {
     ImGui::PushID("before");
-    before_.draw(st, st.before, false, avail, direction);
+    before_.draw(st, st.before, false, avail, direction, sync_layouts);
     ImGui::PopID();
   } else {
     ImGui::PushID("after");
-    after_.draw(st, st.after, true, avail, direction);
+    after_.draw(st, st.after, true, avail, direction, sync_layouts);
     ImGui::PopID();
   }
 }
@@ -189,7 +189,11 @@ std::string GraphView::facts_json() const {
     c["edge_labels"] = f.edge_labels;
     c["labels"] = f.labels.labels;
     c["min_label_px"] = f.labels.labels ? f.labels.min_px : 0.0f;
-    c["title_clipped"] = f.title_clipped;
+    c["clip_top"] = f.clip_top;
+    c["title_bottom"] = f.title_bottom;
+    c["box_rects"] = nlohmann::json::array();
+    for (const CanvasFacts::BoxOnScreen& b : f.box_rects)
+      c["box_rects"].push_back({{"path", b.path}, {"rect", {b.x0, b.y0, b.x1, b.y1}}});
     return c;
   };
   j["mode"] = graph_mode_name(mode);
@@ -305,7 +309,8 @@ std::vector<int> GraphCanvas::to_shown(const GraphLayout& full, const GraphLayou
 }
 
 void GraphCanvas::draw(SharedState& st, GraphSlot& slot, bool is_after, ImVec2 size,
-                       DirectionChoice direction) {
+                       DirectionChoice direction, bool sync) {
+  sync_ = sync || st.headless;
   size.x = std::max(size.x, 50.0f);
   size.y = std::max(size.y, 50.0f);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -349,7 +354,7 @@ void GraphCanvas::draw(SharedState& st, GraphSlot& slot, bool is_after, ImVec2 s
       pending_ = {};
       direction_ = direction;
       initial_ = ScopeGraph::of(full, node_shares(st.report(), is_after));
-      start_layout(full, *initial_, true, st.headless);
+      start_layout(full, *initial_, true, sync_);
     }
     // The user asked for another direction, or to group or expand again; or the panel's
     // size changed much since the grouping was chosen for it.
@@ -366,7 +371,7 @@ void GraphCanvas::draw(SharedState& st, GraphSlot& slot, bool is_after, ImVec2 s
       if (expand_all_) graph.tree.expand_all();
       // Another direction: the grouping is chosen again too, unless the user chose it.
       const bool automatic = regroup_ || (!expand_all_ && auto_grouped_);
-      start_layout(full, std::move(graph), automatic, st.headless);
+      start_layout(full, std::move(graph), automatic, sync_);
       regroup_ = expand_all_ = false;
     }
     if (pending_.valid() &&
@@ -384,6 +389,7 @@ void GraphCanvas::draw(SharedState& st, GraphSlot& slot, bool is_after, ImVec2 s
     handle_input(st, full, g, origin, size, hovered);
     // The graph below the title band: zoomed or panned, it never covers the title.
     dl->PushClipRect(origin + ImVec2{0, title_band()}, origin + size, true);
+    facts_.clip_top = dl->GetClipRectMin().y;
     draw_graph(st, g, dl, origin, size);
     dl->PopClipRect();
     draw_legend(full, dl, origin, size);
@@ -419,8 +425,10 @@ void GraphCanvas::draw_title(const SharedState& st, const GraphLayout& full, boo
   ImFont* f = ImGui::GetFont();
   const float fs = ImGui::GetFontSize() * 0.9f;
   const ImU32 ink = IM_COL32(0x21, 0x21, 0x21, 255);
+  facts_.title_bottom = origin.y + 4 + ImGui::GetFontSize();
   for (size_t i = 0; i < full.title.size() && i < 3; ++i) {
     const ImVec2 p = origin + ImVec2{6, 22 + 15.0f * i};
+    facts_.title_bottom = std::max(facts_.title_bottom, p.y + fs);
     const ImVec4 clip(origin.x, origin.y, origin.x + size.x - 4, origin.y + band);
     if (i > 0 || !is_after) {
       dl->AddText(f, fs, p, ink, full.title[i].text.c_str(), nullptr, 0, &clip);
@@ -527,7 +535,7 @@ void GraphCanvas::handle_input(SharedState& st, const GraphLayout& full, const G
       while (s > 0 && graph.tree.scopes()[s].item_count <= 1) s = graph.tree.scopes()[s].parent;
       if (s > 0) {
         graph.tree.set_expanded(s, false);
-        start_layout(full, std::move(graph), false, false);
+        start_layout(full, std::move(graph), false, sync_);
       }
     } else if (node < 0) {
       fit(size);
@@ -555,7 +563,7 @@ void GraphCanvas::handle_input(SharedState& st, const GraphLayout& full, const G
       if (shown_ && !pending_.valid()) {
         ScopeGraph graph = shown_->graph;
         graph.tree.toggle(box);
-        start_layout(full, std::move(graph), false, false);
+        start_layout(full, std::move(graph), false, sync_);
       }
     } else if (node >= 0 && g.nodes[node].node_id >= 0) {
       st.select(select_node(g.nodes[node].node_id, report, &full), Panel::Graph);
@@ -649,6 +657,13 @@ void GraphCanvas::draw_graph(SharedState& st, const GraphLayout& g, ImDrawList* 
     const bool box = scope_of_dot_name(n.name) >= 0;
     ++facts_.nodes_drawn;
     facts_.boxes_drawn += box;
+    if (box && shown_) {
+      const int si = scope_of_dot_name(n.name);
+      const auto& scopes = shown_->graph.tree.scopes();
+      const ImVec2 sa = S(mn), sb = S(mx);
+      if (si < static_cast<int>(scopes.size()))
+        facts_.box_rects.push_back({scopes[si].path, sa.x, sa.y, sb.x, sb.y});
+    }
     const ImVec2 a = S(mn), b = S(mx), c = S(n.center);
     const ImU32 border = col(n.border);
     const float t = std::clamp(n.penwidth * z, 0.6f, 3.0f);

@@ -42,15 +42,22 @@ struct CanvasFacts {
   int boxes_drawn = 0;  // of them on screen
   int nodes_drawn = 0;  // nodes on screen (boxes included)
   int edge_labels = 0;
-  LabelStats labels;          // node and box label lines
-  bool title_clipped = true;  // the graph was clipped below the title lines
+  LabelStats labels;       // node and box label lines
+  float clip_top = 0;      // window y where the graph's clip rectangle starts
+  float title_bottom = 0;  // window y below the caption and title lines
+  struct BoxOnScreen {
+    std::string path;
+    float x0, y0, x1, y1;  // window pixels
+  };
+  std::vector<BoxOnScreen> box_rects;  // the collapsed scopes drawn, where
 };
 
 // One zoomable drawing of one graph.
 class GraphCanvas {
  public:
-  void draw(SharedState& st, GraphSlot& slot, bool is_after, ImVec2 size,
-            DirectionChoice direction);
+  // `sync`: lay out in this frame rather than in the background (screenshots).
+  void draw(SharedState& st, GraphSlot& slot, bool is_after, ImVec2 size, DirectionChoice direction,
+            bool sync);
   void request_fit() {
     fit_requested_ = true;
     user_moved_ = false;
@@ -110,6 +117,7 @@ class GraphCanvas {
   ImVec2 grouped_for_{0, 0};
   bool auto_grouped_ = true;
   int layout_serial_ = 0;
+  bool sync_ = false;
 
   const GraphLayout* prepared_for_ = nullptr;
   Vec2 content_min_, content_max_;  // of what is drawn
@@ -142,6 +150,7 @@ class GraphView {
   std::string facts_json() const;
   Mode mode = Mode::SideBySide;
   DirectionChoice direction = DirectionChoice::Auto;
+  bool sync_layouts = false;  // screenshots: no layout in the background
 
  private:
   GraphCanvas before_, after_;
