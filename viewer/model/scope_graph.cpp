@@ -121,6 +121,13 @@ int scope_of_dot_name(const std::string& name) {
   return v;
 }
 
+std::string box_tooltip(const Scope& s) {
+  std::string tip =
+      s.path + strf("\n%d nodes, %s of the iteration", s.item_count, format_share(s.share).c_str());
+  for (const auto& [kind, count] : s.fused) tip += strf("\n%d in %s regions", count, kind.c_str());
+  return tip + "\n(click to expand)";
+}
+
 std::string main_fused_kind(const Scope& s) {
   for (const char* k : {"kept", "reverted", "failed", "rejected", "queued"})
     if (s.fused.count(k)) return k;
@@ -174,11 +181,7 @@ std::string ScopeGraph::to_dot(const GraphLayout& g, RankDir dir) const {
       // The scope's own name: its parents are the boxes around it, or in the tooltip.
       std::string label = elide_middle(s.name, kLabelChars) + "\n" +
                           strf("%d ops, %s", s.item_count, format_share(s.share).c_str());
-      std::string tip = s.path + strf("\n%d nodes, %s of the iteration", s.item_count,
-                                      format_share(s.share).c_str());
-      for (const auto& [kind, count] : s.fused)
-        tip += strf("\n%d in %s regions", count, kind.c_str());
-      tip += "\n(click to expand)";
+      const std::string tip = box_tooltip(s);
       const std::string kind = main_fused_kind(s);
       if (!kind.empty()) label += "\n" + strf("%d fused (%s)", s.fused.at(kind), kind.c_str());
       auto kc = kind_color.find(kind);

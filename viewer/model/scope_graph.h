@@ -44,6 +44,8 @@ struct ScopeGraph {
   std::string to_dot(const GraphLayout& g, RankDir dir) const;
 };
 
+// What a box's tooltip says: its full path, node count, share and fused marks.
+std::string box_tooltip(const Scope& s);
 // "scope12" -> 12; -1 for any other DOT name.
 int scope_of_dot_name(const std::string& name);
 // The most telling fused mark of a box: kept, then reverted, failed, rejected, queued; "".

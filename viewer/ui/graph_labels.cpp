@@ -41,7 +41,7 @@ void draw_node_label(ImDrawList* dl, ImFont* font, const std::vector<TextLine>& 
     float widest = 0;
     for (size_t l = 0; l < k; ++l)
       widest = std::max(widest, font->CalcTextSizeA(px, FLT_MAX, 0, lines[l].text.c_str()).x);
-    if (widest > w) px = std::max(kMinLabelPx, px * w / widest);
+    if (widest > w) px = std::max(kMinLabelPx, px * w / widest * 0.97f);
   }
   const auto width = [&](std::string_view s) {
     return font->CalcTextSizeA(px, FLT_MAX, 0, s.data(), s.data() + s.size()).x;

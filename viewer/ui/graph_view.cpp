@@ -546,7 +546,8 @@ void GraphCanvas::handle_input(SharedState& st, const GraphLayout& full, const G
   if (node >= 0) {
     const LayoutNode& n = g.nodes[node];
     if (box >= 0) {
-      tooltip_text(n.tooltip);
+      if (shown_ && box < static_cast<int>(shown_->graph.tree.scopes().size()))
+        tooltip_text(box_tooltip(shown_->graph.tree.scopes()[box]));
     } else if (n.node_id >= 0) {
       NodeInfo info = node_info(st, n.node_id, full_node >= 0 ? &full.nodes[full_node] : &n);
       tooltip_text(node_tooltip(info, report));
