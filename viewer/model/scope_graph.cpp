@@ -178,8 +178,9 @@ std::string ScopeGraph::to_dot(const GraphLayout& g, RankDir dir) const {
     if (v.box) {
       const Scope& s = tree.scopes()[v.index];
       const Rgba fill = heat_color(heat_step(s.share));
-      // The scope's own name: its parents are the boxes around it, or in the tooltip.
-      std::string label = elide_middle(s.name, kLabelChars) + "\n" +
+      // The path, shortened in the middle: expanded parents have no box of their own, so
+      // "MatMul" alone would not say whose.
+      std::string label = elide_middle(s.path, kLabelChars) + "\n" +
                           strf("%d ops, %s", s.item_count, format_share(s.share).c_str());
       const std::string tip = box_tooltip(s);
       const std::string kind = main_fused_kind(s);
