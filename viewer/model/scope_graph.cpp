@@ -173,15 +173,19 @@ std::string ScopeGraph::to_dot(const GraphLayout& g, RankDir dir) const {
   for (const LayoutCluster& c : g.clusters) kind_color.emplace(c.kind, c.border);
 
   const std::vector<Visible> visible = tree.visible();
+  std::map<std::string, int> box_names;  // how many boxes show each scope name
+  for (const Visible& v : visible)
+    if (v.box) ++box_names[tree.scopes()[v.index].name];
   std::map<int, std::vector<int>> by_cluster;  // cluster -> visible items in it
   for (const Visible& v : visible) {
     if (v.box) {
       const Scope& s = tree.scopes()[v.index];
       const Rgba fill = heat_color(heat_step(s.share));
-      // The path, shortened in the middle: expanded parents have no box of their own, so
-      // "MatMul" alone would not say whose.
-      std::string label = elide_middle(s.path, kLabelChars) + "\n" +
-                          strf("%d ops, %s", s.item_count, format_share(s.share).c_str());
+      // Its name ("features.3"), or its path shortened in the middle when another box has
+      // the same name: expanded parents have no box of their own, so two boxes "MatMul"
+      // would not say whose ("/q/MatMul", "/k/MatMul").
+      std::string label = elide_middle(box_names[s.name] > 1 ? s.path : s.name, kLabelChars) +
+                          "\n" + strf("%d ops, %s", s.item_count, format_share(s.share).c_str());
       const std::string tip = box_tooltip(s);
       const std::string kind = main_fused_kind(s);
       if (!kind.empty()) label += "\n" + strf("%d fused (%s)", s.fused.at(kind), kind.c_str());
