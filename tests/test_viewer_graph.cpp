@@ -328,6 +328,64 @@ TEST(ViewerGraphLayoutDirection, BoxNames) {
   EXPECT_EQ(scope_of_dot_name("scope99999999999999"), -1);
 }
 
+// ---- the collapsed graph's DOT ---------------------------------------------------------------
+
+// A hand-made laid-out graph: one op node per name, a chain of edges.
+GraphLayout chain_of(const std::vector<std::string>& names) {
+  GraphLayout g;
+  for (size_t i = 0; i < names.size(); ++i) {
+    LayoutNode n;
+    n.name = "n" + std::to_string(i);
+    n.lines = {{names[i], 'n'}, {"Elemwise ADD", 'n'}, {"f32[4]", 'n'}};
+    g.nodes.push_back(n);
+    if (i > 0) {
+      LayoutEdge e;
+      e.from = static_cast<int>(i - 1);
+      e.to = static_cast<int>(i);
+      e.label = "f32[4]";
+      e.has_label = true;
+      g.edges.push_back(e);
+    }
+  }
+  index_layout(g);
+  return g;
+}
+
+TEST(ViewerGraphDot, BoxesSayWhoseWhenNamesRepeat) {
+  // /q and /k hold an op of their own besides MatMul: expanding them shows MatMul as a box.
+  const GraphLayout g =
+      chain_of({"/q/MatMul/a", "/q/MatMul/b", "/q/Add", "/k/MatMul/a", "/k/MatMul/b", "/k/Add",
+                "/features/features.3/x", "/features/features.3/y"});
+  ScopeGraph sg = ScopeGraph::of(g, {});
+  sg.tree.collapse_all();
+  sg.tree.set_expanded(scope(sg.tree, "/q"), true);
+  sg.tree.set_expanded(scope(sg.tree, "/k"), true);
+  const std::string dot = sg.to_dot(g, RankDir::TopBottom);
+  EXPECT_NE(dot.find("label=\"/q/MatMul\\n2 ops"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("label=\"/k/MatMul\\n2 ops"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("label=\"features\\n2 ops"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("rankdir=TB"), std::string::npos);
+  // Merged: MatMul -> Add -> MatMul -> Add -> features, one edge each.
+  EXPECT_EQ(merge_edges(sg.tree, sg.edges).size(), 4u);
+  EXPECT_EQ(sg.tree.visible_count(), 5);
+}
+
+TEST(ViewerGraphDot, NamesThatNeedQuotingStayOneNode) {
+  const GraphLayout g =
+      chain_of({"/a \"quoted\"/x", "/a \"quoted\"/y\\", "/b\\/z", "/\xc3\xa9t\xc3\xa9/w", "plain"});
+  ScopeGraph sg = ScopeGraph::of(g, {});
+  const std::string dot = sg.to_dot(g, RankDir::LeftRight);
+  EXPECT_NE(dot.find("\\\"quoted\\\""), std::string::npos) << dot;
+#ifdef HF_VIEWER_HAVE_LAYOUT
+  const GraphLayout laid = layout_dot(dot);
+  EXPECT_EQ(static_cast<int>(laid.nodes.size()), sg.tree.visible_count());
+  sg.tree.expand_all();
+  const GraphLayout all = layout_dot(sg.to_dot(g, RankDir::TopBottom));
+  ASSERT_EQ(all.nodes.size(), g.nodes.size());
+  EXPECT_EQ(all.nodes[all.find_name("n0")].lines[0].text, "/a \"quoted\"/x");
+#endif
+}
+
 // ---- the after graph's title -----------------------------------------------------------------
 
 TEST(ViewerGraphTitle, SaysWhatTheSummarySays) {
