@@ -421,6 +421,8 @@ void GraphCanvas::draw_title(const SharedState& st, const GraphLayout& full, boo
                     std::to_string(full.nodes.size()) + " nodes";
   if (boxes > 0) cap += strf(", %d scopes collapsed", boxes);
   if (pending_.valid()) cap += "   laying out...";
+  // Graphviz could not lay out the groups: the dump's own layout is drawn instead.
+  if (shown_ && !shown_->error.empty()) cap += "   (not grouped: " + shown_->error + ")";
   dl->AddText(origin + ImVec2{6, 4}, IM_COL32(0x75, 0x75, 0x75, 255), cap.c_str());
   ImFont* f = ImGui::GetFont();
   const float fs = ImGui::GetFontSize() * 0.9f;
