@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <regex>
 #include <string>
@@ -104,6 +105,7 @@ int main(int argc, char** argv) {
   ui::AppOptions opts;
   opts.path = path;
   opts.headless = !screenshot.empty() && !scripted;  // headless: no input at all
+  opts.screenshot = !screenshot.empty();
   opts.select = select;
   if (!panel.empty()) {
     opts.only = ui::panel_from_name(panel);
@@ -178,6 +180,7 @@ int main(int argc, char** argv) {
       std::cerr << "hotfuse-view: --screenshot: " << error << "\n";
       return 1;
     }
+    if (!facts_file.empty()) ui::frame_facts().set("graph", app.graph_facts());
     if (!facts_file.empty() && !ui::frame_facts().write(facts_file, &error)) {
       std::cerr << "hotfuse-view: --screenshot-facts: " << error << "\n";
       return 1;

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Shrinks a hotfuse-view screenshot for the documentation: a palette PNG of at most 256
+r"""Shrinks a hotfuse-view screenshot for the documentation: a palette PNG of at most 256
 colours (the most frequent ones; every other colour maps to its nearest), compressed with
 zlib level 9. Python 3 standard library only (the PNG is read with check_png.read_png).
 
     shrink_png.py IN.png OUT.png
 
-docs/viewer.png was made with
-    hotfuse-view traces/layernorm --screenshot /tmp/v.png --size 1600x1000 --select fused_y
+docs/viewer.png was made from a MobileNetV2 dump (hotfuse-run build/models/mobilenet_v2/
+model.onnx --fusion adaptive --sync-compile --dump /tmp/mnv2), the /features box clicked
+(its centre from --screenshot-facts, viewer/tools/check_facts.py --print-box-center):
+    hotfuse-view /tmp/mnv2 --screenshot /tmp/a.png --size 1600x1000 --screenshot-facts /tmp/a.json
+    hotfuse-view /tmp/mnv2 --screenshot /tmp/v.png --size 1600x1000 --click \
+        $(viewer/tools/check_facts.py /tmp/a.json --print-box-center before /features)
     viewer/tools/shrink_png.py /tmp/v.png docs/viewer.png
 """
 import os

@@ -85,6 +85,7 @@ void App::load(std::optional<Dump> preloaded) {
   const GraphView::Mode mode = graph_ ? graph_->mode : GraphView::Mode::SideBySide;
   graph_ = std::make_unique<GraphView>();
   graph_->mode = options_.graph_mode >= 0 ? static_cast<GraphView::Mode>(options_.graph_mode) : mode;
+  graph_->sync_layouts = options_.screenshot;
   timeline_ = std::make_unique<TimelineView>();
   hotspots_ = std::make_unique<HotspotsView>();
   summary_ = std::make_unique<SummaryView>();
@@ -180,6 +181,7 @@ void App::menu_bar() {
         ImGui::MarkIniSettingsDirty();
       }
     }
+    if (ImGui::MenuItem("Graph: zoom to selection", "F")) graph_->zoom_to_selection();
     ImGui::Separator();
     if (ImGui::MenuItem("Reset layout")) {
       tiles_.reset();
@@ -191,7 +193,8 @@ void App::menu_bar() {
   if (ImGui::BeginMenu("Help")) {
     ImGui::TextUnformatted(
         "hotfuse-view: a dump of hotfuse-run GRAPH --dump DIR (docs/viewer.md)\n\n"
-        "Graph: wheel zooms, drag pans, double-click or F fits; click selects.\n"
+        "Graph: wheel zooms, drag pans, double-click or Home fits, F zooms to the\n"
+        "selection; click selects; click a scope box to expand it.\n"
         "Timeline: wheel zooms in time, drag pans, double-click fits; click selects.\n"
         "Hotspots: click a header to sort, a row to select.\n"
         "Selecting anything selects it everywhere; Details shows it, with the fused\n"

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "viewer/model/dump_watch.h"
 #include "viewer/ui/details_view.h"
 #include "viewer/ui/file_dialog.h"
@@ -23,6 +25,8 @@ namespace hf::viewer::ui {
 struct AppOptions {
   std::string path;             // what to open
   bool headless = false;        // --screenshot
+  bool screenshot = false;      // --screenshot, with or without scripted input: the graph's
+                                // layouts are made before the frame that shows them
   Panel only = Panel::Count;    // --panel: show this one alone
   int graph_mode = -1;          // --graph before|after|both (GraphView::Mode), -1: default
   std::string select;           // --select NODE: a node name to select at start
@@ -50,7 +54,12 @@ class App {
 
   bool quit_requested() const { return quit_; }
   // Something changes without input (a layout still running): keep drawing.
-  bool busy() const { return state_.before.laying_out() || state_.after.laying_out(); }
+  bool busy() const {
+    return state_.before.laying_out() || state_.after.laying_out() || (graph_ && graph_->busy());
+  }
+  // What the Graph panel drew in the last frame, as JSON (--screenshot-facts).
+  // What the Graph panel drew ("graph" in --screenshot-facts).
+  nlohmann::json graph_facts() const { return graph_ ? graph_->facts() : nlohmann::json::object(); }
   // Everything that went wrong loading the dump and laying out its graphs.
   std::vector<std::string> errors() const { return state_.errors(); }
   const Dump& dump() const { return state_.dump; }

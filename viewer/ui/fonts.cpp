@@ -30,6 +30,9 @@ Fonts load_fonts(float scale) {
   ImFontConfig cfg;
   cfg.OversampleH = 2;
   cfg.OversampleV = 1;
+  // Latin-1 and the ellipsis that names shortened in the middle carry ("/features/…/Conv").
+  static const ImWchar kRanges[] = {0x0020, 0x00ff, 0x2026, 0x2026, 0};
+  cfg.GlyphRanges = kRanges;
   if (sans) {
     f.ui = io.Fonts->AddFontFromFileTTF(sans, 14.0f * scale, &cfg);
     f.graph_px = 28.0f * scale;
