@@ -5,6 +5,7 @@
 // leaving the chain half-way and a batch of two, at 1, 2 and 3 threads, run twice.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "runtime/cpu/cpu_backend.h"
@@ -93,6 +94,128 @@ TEST(NhwcLayout, ComputesWhatTheNchwGraphDoes) {
                                << m.actual;
       }
     }
+  }
+}
+
+// ResNet's stem and head: conv -> relu -> MaxPool 3x3/2 (padded) -> conv -> AveragePool
+// 2x2 (ceil, padded, counting the pads) -> conv -> global average (Reduce MEAN over H, W,
+// kept) -> flatten; odd sizes, a batch of two. The pools and the Reduce join the chain.
+const char* kPools = R"({
+  "inputs": [
+    {"name": "x", "dtype": "f32", "shape": [2, 3, 17, 15]},
+    {"name": "w1", "dtype": "f32", "shape": [8, 3, 3, 3]},
+    {"name": "w2", "dtype": "f32", "shape": [8, 8, 3, 3]},
+    {"name": "w3", "dtype": "f32", "shape": [6, 8, 1, 1]}
+  ],
+  "nodes": [
+    {"name": "conv1", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]}, "inputs": ["x", "w1"]},
+    {"name": "relu", "op": "Elemwise", "mode": "RELU", "inputs": ["conv1:0"]},
+    {"name": "maxpool", "op": "MaxPool",
+     "attrs": {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+     "inputs": ["relu:0"]},
+    {"name": "conv2", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]}, "inputs": ["maxpool:0", "w2"]},
+    {"name": "avgpool", "op": "AveragePool",
+     "attrs": {"kernel_shape": [2, 2], "strides": [2, 2], "pads": [0, 0, 1, 1], "ceil_mode": 1,
+               "count_include_pad": 1},
+     "inputs": ["conv2:0"]},
+    {"name": "conv3", "op": "Conv", "inputs": ["avgpool:0", "w3"]},
+    {"name": "gap", "op": "Reduce", "attrs": {"mode": "MEAN", "axes": [2, 3], "keepdims": 1},
+     "inputs": ["conv3:0"]},
+    {"name": "flat", "op": "Reshape", "attrs": {"shape": [2, 6]}, "inputs": ["gap:0"]}
+  ],
+  "outputs": ["flat:0", "maxpool:0"]
+})";
+
+TEST(NhwcLayout, PoolsAndAGlobalAverageStayInTheChain) {
+  const Graph g = parse_graph_json(kPools, "pools");
+  std::unique_ptr<Graph> nhwc = cpu::nhwc_conv_chains(g);
+  ASSERT_NE(nhwc, nullptr);
+  verify(*nhwc);
+  for (NodeId id : nhwc->topo_order()) {
+    const Node& n = nhwc->node(id);
+    if (n.op == OpType::Conv || n.op == OpType::MaxPool || n.op == OpType::AveragePool)
+      EXPECT_EQ(n.attr_str("layout"), "NHWC") << n.name;
+    if (n.op == OpType::Reduce)
+      EXPECT_EQ(n.attr_ints("axes"), (std::vector<int64_t>{1, 2})) << n.name;
+  }
+  // x in; the global average and the MaxPool (a graph output) out: nothing between.
+  EXPECT_EQ(count_op(*nhwc, OpType::Dimshuffle), 3);
+  std::vector<HostTensor> in = random_inputs(g, 3);
+  std::vector<HostTensor> ref = test::reference_run(g, in);
+  for (int threads : {1, 2, 3}) {
+    cpu::ThreadPool pool(threads);
+    cpu::CpuBackend backend(&pool);
+    Executor exec(*nhwc, backend);
+    auto out = exec.run(views(in));
+    ASSERT_EQ(out.size(), ref.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      ASSERT_EQ(out[i].shape, ref[i].shape());
+      test::Mismatch m = test::compare(ref[i].view(), out[i], 1e-4, 1e-5);
+      EXPECT_EQ(m.index, -1) << threads << " threads, output " << i << " element " << m.index
+                             << ": expected " << m.expected << ", got " << m.actual;
+    }
+  }
+}
+
+// The NHWC pooling kernel against the NCHW one on the same data: bitwise, max (with a NaN)
+// and average, padded, dilated, ceil mode, counting the pads or not.
+TEST(NhwcLayout, NhwcPoolingIsBitwiseTheNchwOne) {
+  struct Case {
+    const char* op;
+    const char* attrs;
+  };
+  const Case cases[] = {
+      {"MaxPool", R"({"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})"},
+      {"MaxPool", R"({"kernel_shape": [2, 3], "dilations": [2, 1], "ceil_mode": 1})"},
+      {"AveragePool", R"({"kernel_shape": [3, 3], "strides": [2, 1], "pads": [1, 0, 1, 2]})"},
+      {"AveragePool",
+       R"({"kernel_shape": [2, 2], "strides": [2, 2], "pads": [1, 1, 0, 0], "count_include_pad": 1, "ceil_mode": 1})"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.op) + " " + c.attrs);
+    const std::string nchw_text =
+        std::string(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [2, 19, 11, 13]}],
+          "nodes": [{"name": "p", "op": ")") +
+        c.op + R"(", "attrs": )" + c.attrs + R"(, "inputs": ["x"]}], "outputs": ["p:0"]})";
+    const Graph nchw = parse_graph_json(nchw_text, "nchw");
+    std::string attrs = c.attrs;
+    attrs.insert(1, R"("layout": "NHWC", )");
+    const std::string nhwc_text =
+        std::string(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [2, 11, 13, 19]}],
+          "nodes": [{"name": "p", "op": ")") +
+        c.op + R"(", "attrs": )" + attrs + R"(, "inputs": ["x"]}], "outputs": ["p:0"]})";
+    const Graph nhwc = parse_graph_json(nhwc_text, "nhwc");
+    std::vector<HostTensor> in = random_inputs(nchw, 7);
+    float* x = in[0].view().as<float>();
+    x[5 * 143 + 17] = NAN;  // channel 0, image 0: one window gets a NaN
+    HostTensor t(DType::F32, {2, 11, 13, 19});
+    float* y = t.view().as<float>();
+    for (int n = 0; n < 2; ++n)
+      for (int ch = 0; ch < 19; ++ch)
+        for (int i = 0; i < 11 * 13; ++i) y[(n * 143 + i) * 19 + ch] = x[(n * 19 + ch) * 143 + i];
+    cpu::ThreadPool pool(2);
+    cpu::CpuBackend backend(&pool);
+    Executor a(nchw, backend), b(nhwc, backend);
+    std::vector<HostTensor> tin;
+    tin.push_back(std::move(t));
+    const TensorView want = a.run(views(in))[0];
+    const TensorView got = b.run(views(tin))[0];
+    ASSERT_EQ(got.shape, (Shape{want.shape[0], want.shape[2], want.shape[3], want.shape[1]}));
+    const int64_t C = want.shape[1], P = want.shape[2] * want.shape[3];
+    int nans = 0;
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t ch = 0; ch < C; ++ch)
+        for (int64_t i = 0; i < P; ++i) {
+          const float e = want.as<float>()[(n * C + ch) * P + i];
+          const float v = got.as<float>()[(n * P + i) * C + ch];
+          nans += std::isnan(e);
+          if (std::isnan(e)) {
+            EXPECT_TRUE(std::isnan(v)) << n << "," << ch << "," << i;
+          } else {
+            EXPECT_EQ(e, v) << n << "," << ch << "," << i;
+          }
+        }
+    EXPECT_GT(nans, 0);
   }
 }
 

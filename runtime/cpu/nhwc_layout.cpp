@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/ir/op_table.h"
+
 namespace hf::cpu {
 namespace {
 
@@ -14,8 +16,14 @@ struct UnionFind {
   void join(int a, int b) { parent[find(a)] = find(b); }
 };
 
-// Which live nodes run in NHWC: every Conv and Elemwise the rules of the header admit,
-// then only the chains with at least two Convs.
+// A Reduce over exactly the spatial axes of a 4-D value, keeping them (a global pool).
+bool spatial_reduce(const Graph& g, const Node& n) {
+  if (n.op != OpType::Reduce || g.value(n.inputs[0]).shape.size() != 4) return false;
+  return reduce_axes(n, 4) == std::vector<int>{2, 3} && n.attr_int("keepdims", 1) != 0;
+}
+
+// Which live nodes run in NHWC: every Conv, pooling and Elemwise the rules of the header
+// admit, then only the chains with at least two Convs.
 std::vector<bool> chain_members(const Graph& g, const std::vector<NodeId>& order) {
   std::vector<bool> in(g.nodes().size(), false);
   UnionFind chains(g.nodes().size());
@@ -30,6 +38,12 @@ std::vector<bool> chain_members(const Graph& g, const std::vector<NodeId>& order
       if (n.attrs.count("layout")) return std::vector<bool>(g.nodes().size(), false);
       in[id] = out.dtype == DType::F32 && out.shape.size() == 4;
       if (in[id] && in_chain(n.inputs[0])) chains.join(id, g.value(n.inputs[0]).producer);
+    } else if (n.op == OpType::MaxPool || n.op == OpType::AveragePool || spatial_reduce(g, n)) {
+      // Pooling inside a chain (ResNet's stem MaxPool, a global average at the end) keeps
+      // it in NHWC instead of a transpose out and back in.
+      if (n.attrs.count("layout")) return std::vector<bool>(g.nodes().size(), false);
+      in[id] = out.dtype == DType::F32 && in_chain(n.inputs[0]);
+      if (in[id]) chains.join(id, g.value(n.inputs[0]).producer);
     } else if (n.op == OpType::Elemwise && out.shape.size() == 4) {
       bool ok = true, any = false;
       for (ValueId v : n.inputs) {
@@ -79,7 +93,10 @@ class Rewriter {
       std::vector<std::string> names;
       for (ValueId v : n.outputs)
         names.push_back(member[id] ? unique(g_.value(v).name + "/nhwc") : g_.value(v).name);
-      if (member[id] && n.op == OpType::Conv) copy.attrs["layout"] = std::string("NHWC");
+      if (member[id] && n.op == OpType::Reduce)
+        copy.attrs["axes"] = std::vector<int64_t>{1, 2};
+      else if (member[id] && n.op != OpType::Elemwise)
+        copy.attrs["layout"] = std::string("NHWC");
       std::vector<ValueId> made = out_.add_node(std::move(copy), std::move(names));
       for (size_t i = 0; i < made.size(); ++i) (member[id] ? nhwc_ : nchw_)[n.outputs[i]] = made[i];
     }

@@ -1,6 +1,7 @@
-// MaxPool and AveragePool over NCHW planes, one (n, c) plane per task. Window bounds are
-// clipped to the input once per output row and column, so the inner loops have no tests,
-// and each output row's windows reduce down their rows first (plane() says why).
+// MaxPool and AveragePool over NCHW planes, one (n, c) plane per task (NHWC: one output row
+// per task, nhwc_row). Window bounds are clipped to the input once per output row and
+// column, so the inner loops have no tests, and each output row's windows reduce down their
+// rows first (plane() says why).
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -80,6 +81,41 @@ void plane(bool max, const PoolGeometry& g, const T* in, T* out, const std::vect
   }
 }
 
+// NHWC (inside Conv chains): one output row, each position's window read as C-contiguous
+// pixels, so the loops over C vectorise. The taps in plane()'s order: each window column
+// summed down its rows, then the columns added, so an average is bitwise the NCHW one.
+template <class T>
+void nhwc_row(bool max, const PoolGeometry& g, const T* in, T* out, const Span& r,
+              const std::vector<Span>& cols, float* acc, float* col) {
+  const Window2d& w = g.win;
+  const int64_t C = g.c, W = w.in[1], dh = w.dilation[0], dw = w.dilation[1];
+  const float init = max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  for (int64_t ow = 0; ow < w.out[1]; ++ow) {
+    const Span& c = cols[ow];
+    std::fill(acc, acc + C, init);
+    for (int64_t j = 0; j < c.taps; ++j) {
+      const T* p = in + (r.first * W + c.first + j * dw) * C;
+      if (max) {
+        for (int64_t i = 0; i < r.taps; ++i, p += dh * W * C)
+          for (int64_t ch = 0; ch < C; ++ch) acc[ch] = max_nan(acc[ch], to_float(p[ch]));
+      } else {
+        std::fill(col, col + C, 0.0f);
+        for (int64_t i = 0; i < r.taps; ++i, p += dh * W * C)
+          for (int64_t ch = 0; ch < C; ++ch) col[ch] += to_float(p[ch]);
+        for (int64_t ch = 0; ch < C; ++ch) acc[ch] += col[ch];
+      }
+    }
+    T* o = out + ow * C;
+    if (max) {
+      for (int64_t ch = 0; ch < C; ++ch) o[ch] = convert<T>(acc[ch]);
+    } else {
+      const float n =
+          static_cast<float>(g.count_include_pad ? r.padded * c.padded : r.taps * c.taps);
+      for (int64_t ch = 0; ch < C; ++ch) o[ch] = convert<T>(acc[ch] / n);
+    }
+  }
+}
+
 }  // namespace
 
 void pool2d(bool max, const PoolGeometry& g, const TensorView& x, const TensorView& out,
@@ -96,6 +132,20 @@ void pool2d(bool max, const PoolGeometry& g, const TensorView& x, const TensorVi
     if constexpr (kIsFloatStorage<T> || std::is_same_v<T, u8>) {  // u8: MaxPool, exact in f32
       const T* src = x.as<const T>();
       T* dst = out.as<T>();
+      if (g.nhwc) {  // one task per output row of an image
+        const int64_t in_image = in_plane * g.c, out_row = w.out[1] * g.c;
+        const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(out_row, 1));
+        pool.parallel_for(g.n * w.out[0], grain, [&](int64_t s, int64_t e) {
+          thread_local std::vector<float> acc, col;
+          if (static_cast<int64_t>(acc.size()) < g.c) acc.resize(g.c), col.resize(g.c);
+          for (int64_t t = s; t < e; ++t) {
+            const int64_t n = t / w.out[0], oh = t % w.out[0];
+            nhwc_row(max, g, src + n * in_image, dst + t * out_row, rows[oh], cols, acc.data(),
+                     col.data());
+          }
+        });
+        return;
+      }
       const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(out_plane, 1));
       pool.parallel_for(g.n * g.c, grain, [&](int64_t s, int64_t e) {
         thread_local std::vector<float> row;

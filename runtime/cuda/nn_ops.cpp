@@ -181,6 +181,7 @@ std::unique_ptr<Kernel> make_nn_kernel(CudaBackend& b, const Graph& g, const Nod
     case OpType::MaxPool:
     case OpType::AveragePool: {
       PoolGeometry geo = pool_geometry(n, in0.shape);
+      if (geo.nhwc) throw Error(node + ": layout NHWC runs on the CPU backend only");
       PoolParams p;
       p.dtype = in0.dtype;
       p.max = n.op == OpType::MaxPool;

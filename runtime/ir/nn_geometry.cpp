@@ -68,7 +68,7 @@ void need_nchw(const Node& n, const Shape& x, const char* what) {
 
 }  // namespace
 
-bool conv_nhwc(const Node& n) {
+bool nhwc_layout(const Node& n) {
   auto it = n.attrs.find("layout");
   if (it == n.attrs.end()) return false;
   const std::string& layout = n.attr_str("layout");
@@ -81,7 +81,7 @@ ConvGeometry conv_geometry(const Node& n, const Shape& x_in, const Shape& w) {
   need_nchw(n, x_in, "input");
   need_nchw(n, w, "weight");
   ConvGeometry g;
-  g.nhwc = conv_nhwc(n);
+  g.nhwc = nhwc_layout(n);
   // The window arithmetic reads NCHW: an NHWC input's axes in that order.
   const Shape x = g.nhwc ? Shape{x_in[0], x_in[3], x_in[1], x_in[2]} : x_in;
   g.n = x[0];
@@ -101,9 +101,12 @@ ConvGeometry conv_geometry(const Node& n, const Shape& x_in, const Shape& w) {
   return g;
 }
 
-PoolGeometry pool_geometry(const Node& n, const Shape& x) {
-  need_nchw(n, x, "input");
+PoolGeometry pool_geometry(const Node& n, const Shape& x_in) {
+  need_nchw(n, x_in, "input");
   PoolGeometry g;
+  g.nhwc = nhwc_layout(n);
+  // The window arithmetic reads NCHW: an NHWC input's axes in that order.
+  const Shape x = g.nhwc ? Shape{x_in[0], x_in[3], x_in[1], x_in[2]} : x_in;
   g.n = x[0];
   g.c = x[1];
   std::vector<int64_t> k = n.attr_ints("kernel_shape");
@@ -193,6 +196,7 @@ std::vector<ValueType> infer_nn_outputs(const Node& n, const std::vector<ValueTy
       if (!is_float(in[0].dtype) && !u8_max)
         fail(n, n.op == OpType::MaxPool ? "needs a float or u8 input" : "needs a float input");
       PoolGeometry p = pool_geometry(n, in[0].shape);
+      if (p.nhwc) return {{in[0].dtype, {p.n, p.win.out[0], p.win.out[1], p.c}}};
       return {{in[0].dtype, {p.n, p.c, p.win.out[0], p.win.out[1]}}};
     }
     case OpType::Concat: {

@@ -27,13 +27,19 @@ struct ConvGeometry {
 };
 ConvGeometry conv_geometry(const Node& node, const Shape& x, const Shape& w);
 
-// MaxPool / AveragePool: x [N, C, H, W].
+// MaxPool / AveragePool: x [N, C, H, W], or [N, H, W, C] with layout "NHWC" (inside the
+// CPU backend's Conv chains, nhwc_layout.h), the output likewise.
 struct PoolGeometry {
   int64_t n = 0, c = 0;
+  bool nhwc = false;
   Window2d win;
   bool count_include_pad = false;  // AveragePool
 };
 PoolGeometry pool_geometry(const Node& node, const Shape& x);
+
+// The `layout` attribute of a Conv or pooling node: true for "NHWC", false when absent or
+// "NCHW"; anything else is an error naming the node.
+bool nhwc_layout(const Node& node);
 
 // Slice: for every axis of the input, the first index, the step and the element count.
 struct SliceGeometry {
