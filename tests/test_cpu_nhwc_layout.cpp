@@ -133,10 +133,12 @@ TEST(NhwcLayout, PoolsAndAGlobalAverageStayInTheChain) {
   verify(*nhwc);
   for (NodeId id : nhwc->topo_order()) {
     const Node& n = nhwc->node(id);
-    if (n.op == OpType::Conv || n.op == OpType::MaxPool || n.op == OpType::AveragePool)
+    if (n.op == OpType::Conv || n.op == OpType::MaxPool || n.op == OpType::AveragePool) {
       EXPECT_EQ(n.attr_str("layout"), "NHWC") << n.name;
-    if (n.op == OpType::Reduce)
+    }
+    if (n.op == OpType::Reduce) {
       EXPECT_EQ(n.attr_ints("axes"), (std::vector<int64_t>{1, 2})) << n.name;
+    }
   }
   // x in; the global average and the MaxPool (a graph output) out: nothing between.
   EXPECT_EQ(count_op(*nhwc, OpType::Dimshuffle), 3);
