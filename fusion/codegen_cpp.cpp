@@ -104,14 +104,15 @@ void print_seg(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
     p.line(step);
     p.line("acc[l] = Op::step(acc[l], r);");
   }
+  p.line(A, " tail = Op::identity<", A, ">();");
   {
-    auto tail = p.block("for (int l = 0; i + l < n; ++l)");
-    p.line("const ::hf::i64 j = i + l;");
+    auto tail = p.block("for (::hf::i64 j = i; j < n; ++j)");
     p.line(A, " r;");
     p.line(step);
-    p.line("acc[l] = Op::step(acc[l], r);");
+    p.line("tail = Op::step(tail, r);");
   }
-  p.line("return ::hf::fusion::gen::combine_lanes<Op>(acc);");
+  p.line("return ::hf::fusion::gen::lanes_and_tail<Op>(::hf::fusion::gen::combine_lanes<Op>(acc), "
+         "tail, n, W);");
 }
 
 // Dense kernels whose outputs dwarf the last-level cache (args->stream_out): each block of

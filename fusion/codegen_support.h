@@ -127,6 +127,15 @@ inline A combine_lanes(A (&acc)[W]) {
   return acc[0];
 }
 
+// The lanes' result and the tail's: the n % W elements past the last full set of lanes
+// are summed in one scalar accumulator, combined last (a row shorter than W is the tail
+// alone; a row without a tail is the lanes alone, so a sum of -0s stays -0).
+template <class Op, class A>
+inline A lanes_and_tail(A lanes, A tail, i64 n, int w) {
+  if (n < w) return tail;
+  return n % w ? Op::combine(lanes, tail) : lanes;
+}
+
 template <class Op, class A>
 HF_VECTOR_LOOP inline A leaf_reduce(const A* __restrict x, i64 n) {
   constexpr int W = 128 / (int)sizeof(A);
@@ -135,8 +144,9 @@ HF_VECTOR_LOOP inline A leaf_reduce(const A* __restrict x, i64 n) {
   i64 i = 0;
   for (; i + W <= n; i += W)
     for (int j = 0; j < W; ++j) acc[j] = Op::step(acc[j], x[i + j]);
-  for (int j = 0; i + j < n; ++j) acc[j] = Op::step(acc[j], x[i + j]);
-  return combine_lanes<Op>(acc);
+  A tail = Op::template identity<A>();
+  for (; i < n; ++i) tail = Op::step(tail, x[i]);
+  return lanes_and_tail<Op>(combine_lanes<Op>(acc), tail, n, W);
 }
 
 // leaf(r0, n) reduces elements [r0, r0 + n) of the row; n <= kReduceLeaf.

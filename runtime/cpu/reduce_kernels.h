@@ -48,6 +48,7 @@ Acc leaf_reduce(const T* __restrict x, int64_t n) {
   // The last n % W elements go to one scalar accumulator, not into lanes: single-element
   // stores into the lanes followed by the vector loads of the combine below stall on store
   // forwarding, which cost more than the whole row of a short reduction (a pooled 7x7).
+  // Generated kernels sum in this order too (codegen_support.h: lanes_and_tail).
   const bool has_tail = i < n;  // else acc alone: a sum of -0s stays -0
   Acc tail = Op::template identity<Acc>();
   for (; i < n; ++i) tail = Op::step(tail, load<Acc>(x[i]));
