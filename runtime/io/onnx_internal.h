@@ -193,6 +193,7 @@ class Importer {
   void lower_variadic(Mode m);
   void lower_reduce(const char* mode);
   void lower_softmax(bool log);
+  ValueId softmax(ValueId x, const std::vector<int64_t>& axes, bool log);
   // normalisations (onnx_lower_norm.cpp)
   struct Standardized {
     ValueId y, mean, inv_std;
