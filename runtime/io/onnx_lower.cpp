@@ -689,6 +689,8 @@ void Importer::lower() {
   if (op == "NegativeLogLikelihoodLoss") return lower_nll();
   if (op == "SoftmaxCrossEntropyLoss") return lower_softmax_cross_entropy();
   if (op == "RMSNormalization") return lower_rmsnorm();
+  if (op == "Attention") return lower_attention();
+  if (op == "RotaryEmbedding") return lower_rotary_embedding();
   if (op == "MatMul") return lower_matmul();
   if (op == "Gemm") return lower_gemm();
 
