@@ -10,6 +10,7 @@
 //   onnx_lower_nn.cpp  Conv, pooling, Concat/Slice/Gather/Split on run-time data
 //   onnx_lower_norm.cpp  LayerNormalization, BatchNormalization, GroupNormalization,
 //   RMSNormalization
+//   onnx_lower_attention.cpp  Attention and RotaryEmbedding (opsets 23-25)
 #pragma once
 #include <onnx/onnx_pb.h>
 
@@ -193,6 +194,7 @@ class Importer {
   void lower_variadic(Mode m);
   void lower_reduce(const char* mode);
   void lower_softmax(bool log);
+  ValueId softmax(ValueId x, const std::vector<int64_t>& axes, bool log);
   // normalisations (onnx_lower_norm.cpp)
   struct Standardized {
     ValueId y, mean, inv_std;
@@ -204,6 +206,9 @@ class Importer {
   void lower_groupnorm();
   void lower_instancenorm();
   void lower_rmsnorm();
+  // transformer blocks (onnx_lower_attention.cpp)
+  void lower_attention();
+  void lower_rotary_embedding();
   void lower_matmul();
   void lower_gemm();
   void lower_clip();

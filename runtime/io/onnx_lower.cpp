@@ -475,11 +475,17 @@ void Importer::lower_softmax(bool log) {
     for (int a = ax; a < rank; ++a) axes.push_back(a);
   else
     axes.push_back(ax);
+  set_rt(0, softmax(x, axes, log));
+}
+
+// The max-shifted row ops (so large inputs do not overflow): e = exp(x - max), e / sum(e), or
+// (x - max) - log(sum(e)) for the log form.
+ValueId Importer::softmax(ValueId x, const std::vector<int64_t>& axes, bool log) {
   ValueId mx = reduce(x, "MAX", axes, true);
   ValueId d = ew(Mode::SUB, {x, mx});
   ValueId e = ew(Mode::EXP, {d});
   ValueId s = reduce(e, "SUM", axes, true);
-  set_rt(0, log ? ew(Mode::SUB, {d, ew(Mode::LOG, {s})}) : ew(Mode::TRUE_DIV, {e, s}));
+  return log ? ew(Mode::SUB, {d, ew(Mode::LOG, {s})}) : ew(Mode::TRUE_DIV, {e, s});
 }
 
 // --- matrix products ------------------------------------------------------------------------
@@ -683,6 +689,8 @@ void Importer::lower() {
   if (op == "NegativeLogLikelihoodLoss") return lower_nll();
   if (op == "SoftmaxCrossEntropyLoss") return lower_softmax_cross_entropy();
   if (op == "RMSNormalization") return lower_rmsnorm();
+  if (op == "Attention") return lower_attention();
+  if (op == "RotaryEmbedding") return lower_rotary_embedding();
   if (op == "MatMul") return lower_matmul();
   if (op == "Gemm") return lower_gemm();
 
