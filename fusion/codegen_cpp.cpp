@@ -111,8 +111,9 @@ void print_seg(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
     p.line(step);
     p.line("tail = Op::step(tail, r);");
   }
-  p.line("return ::hf::fusion::gen::lanes_and_tail<Op>(::hf::fusion::gen::combine_lanes<Op>(acc), "
-         "tail, n, W);");
+  p.line(
+      "return ::hf::fusion::gen::lanes_and_tail<Op>(::hf::fusion::gen::combine_lanes<Op>(acc), "
+      "tail, n, W);");
 }
 
 // Dense kernels whose outputs dwarf the last-level cache (args->stream_out): each block of
