@@ -15,6 +15,7 @@ class StepTimes final : public StepObserver {
   StepTimes(size_t steps, size_t iterations);
   void on_step(size_t step, double seconds) override { times_[step].push_back(seconds); }
   double median(size_t step) const;
+  const std::vector<double>& samples(size_t step) const { return times_[step]; }  // by iteration
   size_t steps() const { return times_.size(); }
 
  private:

@@ -117,6 +117,9 @@ struct RegionRecord {
   RegionState state = RegionState::Rejected;
   std::string reason;            // why it is in `state`
   double measured_fused_s = -1;  // its kernel's median step time after the swap
+  // adaptive, re-profiled in turn with the plan the swap replaced: the fastest iteration of
+  // its kernel, and of its ops in that plan (what the revert compares); -1 otherwise
+  double reprofiled_fused_s = -1, reprofiled_unfused_s = -1;
   double compile_ms = 0;
   bool cache_hit = false;
   std::string validation;                           // "", "passed ...", "failed ..."
@@ -217,6 +220,8 @@ class Session {
   }
   std::span<const TensorView> validate_static(std::span<const TensorView> inputs);
   std::vector<OpRecord> profiled_ops() const;  // of current_, from times_
+  std::vector<OpRecord> profiled_ops(const Running& plan, const class StepTimes& times) const;
+  std::vector<size_t> region_steps(const Running& plan, int region) const;
   void end_profiling();
   void collect_compiles();
   // Between iterations, within the share: validation, the next plan, the compiler.
@@ -274,6 +279,9 @@ class Session {
   double credit_s_ = 0;                     // background share banked, or owed when < 0
   std::vector<std::unique_ptr<Running>> retired_;  // done, but this iteration's outputs
   std::unique_ptr<class StepTimes> times_;         // profiling / reprofiling
+  // adaptive, re-profiling: the plan a swap replaced, timed in turn with the new one
+  std::unique_ptr<Running> baseline_;
+  std::unique_ptr<class StepTimes> baseline_times_;
   std::unique_ptr<class CompileWorker> worker_;
   std::vector<int> ready_;               // compiled, waiting for the next boundary
   std::vector<int> batch_;               // swapped at the last boundary, being re-profiled

@@ -129,6 +129,8 @@ json session_report(const Session& s, const ReportContext& ctx) {
                        {"unfused_ms", r.candidate.unfused_s * 1e3},
                        {"predicted_ms", r.selection.predicted_s * 1e3},
                        {"fused_ms", ms_or_null(r.measured_fused_s)},
+                       {"reprofiled_fused_ms", ms_or_null(r.reprofiled_fused_s)},
+                       {"reprofiled_unfused_ms", ms_or_null(r.reprofiled_unfused_s)},
                        {"predicted_saving_ms", r.selection.saving_s * 1e3},
                        {"share", r.selection.share},
                        {"io_bytes", r.candidate.io_bytes},
