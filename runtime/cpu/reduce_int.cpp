@@ -15,6 +15,16 @@ void reduce_int(const ReducePlan& p, ThreadPool& pool) {
       return reduce_typed<u8>(p, pool);
     case DType::Bool:
       return reduce_typed<bool>(p, pool);
+    case DType::I8:
+      return reduce_typed<i8>(p, pool);
+    case DType::I16:
+      return reduce_typed<i16>(p, pool);
+    case DType::U16:
+      return reduce_typed<u16>(p, pool);
+    case DType::U32:
+      return reduce_typed<u32>(p, pool);
+    case DType::U64:
+      return reduce_typed<u64>(p, pool);
     default:
       throw std::invalid_argument("reduce_int: not an integer dtype");
   }
