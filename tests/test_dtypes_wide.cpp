@@ -384,6 +384,33 @@ TEST(DTypeWide, OnnxModelsOfTheWideTypesRun) {
   EXPECT_NE(import_error(mm).find("f64 is not supported"), std::string::npos) << import_error(mm);
 }
 
+TEST(DTypeWide, OnnxLayerNormalizationInF64) {
+  // stash_type 0: computed in the input's type, f64 here (1 / sqrt, not the f32 PowC).
+  Model m(17);
+  m.input("x", TP::DOUBLE, {1, 4});
+  auto& sc = m.init("scale");
+  sc.set_data_type(TP::DOUBLE);
+  sc.add_dims(4);
+  for (double v : {1.0, 2.0, 0.5, -1.0}) sc.add_double_data(v);
+  auto& n = m.node("LayerNormalization", {"x", "scale"}, {"y"});
+  set_i(n, "stash_type", 0);
+  m.output("y");
+  const std::vector<double> x = {1.0, 1.0 + 1e-9, 1.0 + 2e-9, 1.0 + 4e-9};
+  double mean = 0, var = 0;
+  for (double v : x) mean += v / 4;
+  for (double v : x) var += (v - mean) * (v - mean) / 4;
+  const double scale[] = {1.0, 2.0, 0.5, -1.0};
+  std::vector<double> got = run(m, {tensor(DType::F64, {1, 4}, x)})[0];
+  ASSERT_EQ(got.size(), 4u);
+  for (int k = 0; k < 4; ++k) {
+    const double want = (x[k] - mean) / std::sqrt(var + 1e-5) * scale[k];
+    // |want| is about 3e-7; f32 would round every x to 1 and give 0. The ulp of 1.0 in
+    // x - mean, over sqrt(var + eps) ~ 3e-3, bounds the f64 difference to ~1e-13.
+    EXPECT_NEAR(got[k], want, 1e-11) << k;
+    EXPECT_GT(std::fabs(got[k]), 1e-8) << k;
+  }
+}
+
 TEST(DTypeWide, TensorProtoTypedFieldsDecode) {
   auto read = [](const TP& p) { return parse_tensor_file(p.SerializeAsString(), "t.pb"); };
   TP d;

@@ -176,6 +176,8 @@ class Importer {
   ValueId emit(Node n, const std::string& tag);
   ValueId ew(Mode m, std::vector<ValueId> in, const std::string& tag = "");
   ValueId op1(OpType t, Attrs attrs, ValueId in, const std::string& tag = "");
+  // 1 / sqrt(x): PowC(x, -0.5), or 1 / SQRT(x) for f64 (PowC computes in f32).
+  ValueId inv_sqrt(ValueId x, const std::string& tag);
   ValueId scalar(DType t, double v);
   ValueId constant(const ConstTensor& t, const std::string& tag);
   // A Constant node of `shape` filled with element 0 of `value` (never held here in full).
