@@ -1,5 +1,5 @@
-// Reductions of integer and bool inputs (accumulated in wrapping i64); see
-// reduce_kernels.h.
+// Reductions of i32, i64, u8 and bool inputs (accumulated in wrapping i64); the other
+// integer types go to reduce_int_wide.cpp. See reduce_kernels.h.
 #include "runtime/cpu/reduce_kernels.h"
 
 namespace hf::cpu {
@@ -15,18 +15,8 @@ void reduce_int(const ReducePlan& p, ThreadPool& pool) {
       return reduce_typed<u8>(p, pool);
     case DType::Bool:
       return reduce_typed<bool>(p, pool);
-    case DType::I8:
-      return reduce_typed<i8>(p, pool);
-    case DType::I16:
-      return reduce_typed<i16>(p, pool);
-    case DType::U16:
-      return reduce_typed<u16>(p, pool);
-    case DType::U32:
-      return reduce_typed<u32>(p, pool);
-    case DType::U64:
-      return reduce_typed<u64>(p, pool);
     default:
-      throw std::invalid_argument("reduce_int: not an integer dtype");
+      return reduce_int_wide(p, pool);
   }
 }
 
