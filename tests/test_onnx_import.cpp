@@ -87,6 +87,9 @@ HostTensor tensor(DType t, const Shape& s, const std::vector<double>& v) {
       case DType::U8:
         h.as<uint8_t>()[i] = static_cast<uint8_t>(v[i]);
         break;
+      default:  // the wide dtypes
+        store_double(h.view(), i, v[i]);
+        break;
     }
   }
   return h;
