@@ -183,6 +183,8 @@ const char* storage_type(DType t) {
       return "unsigned char";  // see storage_type()'s comment
     case DType::U8:
       return "unsigned char";
+    default:  // f64 and i8/i16/u16/u32/u64 are never fused (is_core_dtype)
+      break;
   }
   fail("bad dtype");
 }
@@ -210,6 +212,8 @@ std::string convert_value(const std::string& v, DType from, DType to) {
       return from_float ? "::hf::fusion::gen::sat_i64(" + v + ")" : "(long long)(" + v + ")";
     case DType::U8:
       return from_float ? "::hf::fusion::gen::sat_u8(" + v + ")" : "(unsigned char)(" + v + ")";
+    default:  // never fused (is_core_dtype)
+      break;
   }
   fail("bad dtype");
 }

@@ -143,6 +143,12 @@ class Detector {
     if (in_epilogue(id))
       return refuse("in the epilogue of " + quoted(g_, epilogues_[epilogue_of_[id]].heavy));
     if (op.kind == OpKind::Opaque) return refuse(std::string(op.why_opaque));
+    for (const std::vector<ValueId>* vs : {&n.inputs, &n.outputs})
+      for (ValueId v : *vs)
+        if (!is_core_dtype(g_.value(v).dtype))
+          return refuse(std::string(dtype_name(g_.value(v).dtype)) +
+                        " is not fused: the generated kernels handle f32, f16, bf16, i32, i64, "
+                        "u8 and bool only (is_core_dtype)");
     if (n.op == OpType::TypeCvt) {
       DType from = g_.value(n.inputs[0]).dtype, to = g_.value(n.outputs[0]).dtype;
       if (!is_float(from) || !is_float(to))

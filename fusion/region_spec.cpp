@@ -34,6 +34,8 @@ double round_to(DType t, double v) {
       return v != 0;
     case DType::U8:
       return static_cast<uint8_t>(v);
+    default:  // f64 and the wider integer types are never fused (is_core_dtype)
+      break;
   }
   return v;
 }

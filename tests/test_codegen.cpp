@@ -615,6 +615,28 @@ Val make(f16 x) {
 Val make(bf16 x) {
   return make(to_f32(x));
 }
+// The wide dtypes are never fused (is_core_dtype); visit_dtype instantiates them only.
+Val wide_type() {
+  throw std::logic_error("reference: f64 and i8/i16/u16/u32/u64 are never fused");
+}
+Val make(double) {
+  return wide_type();
+}
+Val make(signed char) {
+  return wide_type();
+}
+Val make(short) {
+  return wide_type();
+}
+Val make(unsigned short) {
+  return wide_type();
+}
+Val make(unsigned int) {
+  return wide_type();
+}
+Val make(unsigned long long) {
+  return wide_type();
+}
 
 template <Mode M, class T>
 Val apply_typed(const Val* a) {

@@ -101,8 +101,9 @@ double get(const TensorView& v, int64_t o) {
       return reinterpret_cast<const bool*>(p)[o];
     case DType::U8:
       return reinterpret_cast<const u8*>(p)[o];
+    default:  // the wide dtypes (test_dtypes_wide.cpp)
+      return load_double(v, o);
   }
-  return 0;
 }
 
 // Stores x (of C++ type V) into element `o` of `v`, converting like the kernels do.
@@ -130,6 +131,9 @@ void put(const TensorView& v, int64_t o, V x) {
       break;
     case DType::U8:
       reinterpret_cast<u8*>(p)[o] = static_cast<u8>(x);
+      break;
+    default:  // the wide dtypes (test_dtypes_wide.cpp)
+      store_double(v, o, static_cast<double>(x));
       break;
   }
 }

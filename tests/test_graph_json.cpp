@@ -63,8 +63,8 @@ TEST(GraphJson, BadFilesGiveOneClearMessage) {
   EXPECT_EQ(error_of(R"({"nodes": [], "outputs": [], "extra": 1})"), "g.json: graph: unknown key 'extra'");
   EXPECT_EQ(error_of(R"({"version": 9, "nodes": [], "outputs": []})"),
             "g.json: unsupported format version 9 (this build reads 1)");
-  EXPECT_EQ(error_of(R"({"inputs": [{"name": "x", "dtype": "f64", "shape": [1]}], "nodes": [], "outputs": ["x"]})"),
-            "g.json: input 'x': unknown dtype '\"f64\"'");
+  EXPECT_EQ(error_of(R"({"inputs": [{"name": "x", "dtype": "f128", "shape": [1]}], "nodes": [], "outputs": ["x"]})"),
+            "g.json: input 'x': unknown dtype '\"f128\"'");
   EXPECT_EQ(error_of(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [-1]}], "nodes": [], "outputs": ["x"]})"),
             "g.json: input 'x': 'shape' has a negative dimension");
   EXPECT_EQ(error_of(R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [1]}],

@@ -87,6 +87,9 @@ HostTensor tensor(DType t, const Shape& s, const std::vector<double>& v) {
       case DType::U8:
         h.as<uint8_t>()[i] = static_cast<uint8_t>(v[i]);
         break;
+      default:  // the wide dtypes
+        store_double(h.view(), i, v[i]);
+        break;
     }
   }
   return h;
@@ -1155,12 +1158,11 @@ TEST(onnx, BadInitializers) {
             "m.onnx: initializer 'w': element type STRING is not supported");
   EXPECT_EQ(with([](Model& m) {
               auto& t = m.init("w");
-              t.set_data_type(TP::DOUBLE);
+              t.set_data_type(TP::COMPLEX64);
               t.add_dims(3);
-              for (int k = 0; k < 3; ++k) t.add_double_data(k);
+              for (int k = 0; k < 6; ++k) t.add_float_data(k);
             }),
-            "m.onnx: node 0 (Add): constant 'w' is DOUBLE, which hotfuse does not compute with "
-            "(FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL UINT8)");
+            "m.onnx: initializer 'w': element type COMPLEX64 is not supported");
 }
 
 // --- other ops and graph structure ---------------------------------------------------------------
@@ -1266,12 +1268,13 @@ TEST(onnx, ErrorsNameTheFileAndTheNode) {
   }
   {
     Model m;
-    m.input("x", TP::DOUBLE, {4});
+    m.input("x", TP::COMPLEX128, {4});
     m.node("Neg", {"x"}, {"y"});
     m.output("y");
     EXPECT_EQ(import_error(m),
-              "m.onnx: input 'x': element type DOUBLE is not supported "
-              "(hotfuse computes in FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL UINT8)");
+              "m.onnx: input 'x': element type COMPLEX128 is not supported "
+              "(hotfuse computes in FLOAT DOUBLE FLOAT16 BFLOAT16 INT8 INT16 INT32 INT64 UINT8 "
+              "UINT16 UINT32 UINT64 BOOL)");
   }
   {
     Model m;
@@ -1328,11 +1331,12 @@ TEST(onnx, ErrorsNameTheFileAndTheNode) {
   {
     Model m;
     m.input("x", TP::FLOAT, {3});
-    set_i(m.node("Cast", {"x"}, {"y"}, "c"), "to", TP::DOUBLE);
+    set_i(m.node("Cast", {"x"}, {"y"}, "c"), "to", TP::STRING);
     m.output("y");
     EXPECT_EQ(import_error(m),
-              "m.onnx: node 0 'c' (Cast): casting to DOUBLE is not supported "
-              "(hotfuse computes in FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL UINT8)");
+              "m.onnx: node 0 'c' (Cast): casting to STRING is not supported "
+              "(hotfuse computes in FLOAT DOUBLE FLOAT16 BFLOAT16 INT8 INT16 INT32 INT64 UINT8 "
+              "UINT16 UINT32 UINT64 BOOL)");
   }
   {
     Model m;

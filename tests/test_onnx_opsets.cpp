@@ -286,7 +286,8 @@ TEST(OnnxOpsets, TheNewestOpsetImportsAndNewerTypesAreRefusedByName) {
   EXPECT_NO_THROW(import(unary_model(28, "Neg", TP::FLOAT, {4})));
   EXPECT_EQ(import_error(unary_model(28, "Neg", 17, {4})),
             "m.onnx: input 'x': element type FLOAT8E4M3FN is not supported (hotfuse computes in "
-            "FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL UINT8)");
+            "FLOAT DOUBLE FLOAT16 BFLOAT16 INT8 INT16 INT32 INT64 UINT8 UINT16 UINT32 UINT64 "
+            "BOOL)");
   EXPECT_NE(
       import_error(unary_model(28, "Neg", 22, {4})).find("element type INT4 is not supported"),
       std::string::npos);

@@ -38,7 +38,10 @@ TEST(DType, NamesRoundTrip) {
     EXPECT_EQ(parse_dtype(dtype_name(t)), t);
   }
   EXPECT_EQ(parse_dtype("float32"), DType::F32);
-  EXPECT_FALSE(parse_dtype("f64").has_value());
+  EXPECT_EQ(parse_dtype("f64"), DType::F64);
+  EXPECT_EQ(parse_dtype("double"), DType::F64);
+  EXPECT_EQ(parse_dtype("uint64"), DType::U64);
+  EXPECT_FALSE(parse_dtype("f128").has_value());
 }
 
 TEST(Half, F16RoundTripsEveryValue) {

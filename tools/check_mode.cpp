@@ -96,13 +96,15 @@ std::string check_output(const std::string& name, const HostTensor& expected,
   Mismatch m = compare(expected.view(), actual, tol);
   worst = std::max(worst, m.worst_ratio);
   if (m.index < 0) return "";
+  // 9 digits tell f32 values apart; f64 and 64-bit integers need 17.
+  const int digits = dtype_size(expected.dtype()) == 8 ? 17 : 9;
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "output '%s': %lld of %lld elements beyond tolerance; worst element %lld at %s: "
-                "expected %.9g, actual %.9g, error %.3g (allowed %.3g)",
+                "expected %.*g, actual %.*g, error %.3g (allowed %.3g)",
                 name.c_str(), static_cast<long long>(m.count),
                 static_cast<long long>(expected.numel()), static_cast<long long>(m.index),
-                coords(m.index, expected.shape()).c_str(), m.expected, m.actual,
+                coords(m.index, expected.shape()).c_str(), digits, m.expected, digits, m.actual,
                 std::fabs(m.actual - m.expected), tol.atol + tol.rtol * std::fabs(m.expected));
   return buf;
 }

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -39,6 +40,18 @@ decltype(auto) visit_dtype(DType d, F&& f) {
       return f(TypeTag<bool>{});
     case DType::U8:
       return f(TypeTag<u8>{});
+    case DType::F64:
+      return f(TypeTag<double>{});
+    case DType::I8:
+      return f(TypeTag<i8>{});
+    case DType::I16:
+      return f(TypeTag<i16>{});
+    case DType::U16:
+      return f(TypeTag<u16>{});
+    case DType::U32:
+      return f(TypeTag<u32>{});
+    case DType::U64:
+      return f(TypeTag<u64>{});
   }
   __builtin_unreachable();
 }
@@ -72,9 +85,23 @@ inline float to_float(T x) {
     return static_cast<float>(x);
 }
 
+// Float -> integer types saturate_cast (saturate.h) does not cover (i8, i16, u16, u32,
+// u64) and f64 -> any integer: truncate toward zero, saturate, NaN -> 0, as saturate_cast.
+// Every f32 value is exact in double, so f32 sources take this path too.
+template <class I>
+inline I saturate_from_double(double d) {
+  constexpr double lo = static_cast<double>(std::numeric_limits<I>::min());  // 0 or -2^k
+  constexpr double hi = 2.0 * static_cast<double>(I(1) << (std::numeric_limits<I>::digits - 1));
+  if (d != d) return I(0);
+  if (d <= lo) return std::numeric_limits<I>::min();
+  if (d >= hi) return std::numeric_limits<I>::max();
+  return static_cast<I>(d);
+}
+
 // The element conversion of type_convert (kernels.h): float -> int truncates and
 // saturates (NaN -> 0), int -> narrower int wraps, x -> bool is x != 0 (NaN -> true),
-// bool -> number is 0/1, anything -> f16/bf16 rounds through f32.
+// bool -> number is 0/1, anything -> f16/bf16 rounds through f32 (f64 -> f16 so rounds
+// twice), f64 -> f32 rounds to nearest.
 template <class To, class From>
 inline To convert(From x) {
   if constexpr (std::is_same_v<To, From>) {
@@ -90,8 +117,19 @@ inline To convert(From x) {
     return to_bf16(to_float(x));
   } else if constexpr (std::is_same_v<To, float>) {
     return to_float(x);
+  } else if constexpr (std::is_same_v<To, double>) {
+    if constexpr (kIsHalf<From>)
+      return to_f32(x);
+    else
+      return static_cast<double>(x);
+  } else if constexpr (std::is_same_v<From, double>) {
+    return saturate_from_double<To>(x);
+  } else if constexpr (kIsFloatStorage<From> &&
+                       (std::is_same_v<To, u8> || std::is_same_v<To, i32> ||
+                        std::is_same_v<To, i64>)) {
+    return saturate_cast<To>(to_float(x));  // vectorises (saturate.h)
   } else if constexpr (kIsFloatStorage<From>) {
-    return saturate_cast<To>(to_float(x));
+    return saturate_from_double<To>(to_float(x));
   } else {
     return static_cast<To>(x);  // integer or bool -> integer: modular (C++20)
   }

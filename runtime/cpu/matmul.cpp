@@ -140,7 +140,7 @@ void matmul(const TensorView& a, const TensorView& b, const TensorView& out, Thr
   check_rank(out, "matmul");
   if (a.dtype != b.dtype || a.dtype != out.dtype)
     throw std::invalid_argument("matmul: operand dtypes differ");
-  if (!is_float(a.dtype))
+  if (!is_float(a.dtype) || a.dtype == DType::F64)  // sgemm: f32 only
     throw std::invalid_argument("matmul does not support dtype " +
                                 std::string(dtype_name(a.dtype)));
   if (a.rank() < 2 || b.rank() < 2 || out.rank() != std::max(a.rank(), b.rank()))

@@ -48,7 +48,7 @@ BlockFn pow_block_fn(float exponent) {
 }
 
 void pow_const(const TensorView& in, float exponent, const TensorView& out, ThreadPool& pool) {
-  if (!is_float(in.dtype))
+  if (!is_float(in.dtype) || in.dtype == DType::F64)  // computes in f32 only
     throw std::invalid_argument("pow_const does not support dtype " +
                                 std::string(dtype_name(in.dtype)));
   if (out.dtype != in.dtype)

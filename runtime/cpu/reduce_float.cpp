@@ -1,4 +1,4 @@
-// Reductions of f32/f16/bf16 inputs (accumulated in f32); see reduce_kernels.h.
+// Reductions of f32/f16/bf16 inputs (accumulated in f32) and f64 (in f64); see reduce_kernels.h.
 #include "runtime/cpu/reduce_kernels.h"
 
 namespace hf::cpu {
@@ -12,6 +12,8 @@ void reduce_float(const ReducePlan& p, ThreadPool& pool) {
       return reduce_typed<f16>(p, pool);
     case DType::BF16:
       return reduce_typed<bf16>(p, pool);
+    case DType::F64:
+      return reduce_typed<double>(p, pool);
     default:
       throw std::invalid_argument("reduce_float: not a float dtype");
   }

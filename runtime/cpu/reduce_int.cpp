@@ -1,5 +1,5 @@
-// Reductions of integer and bool inputs (accumulated in wrapping i64); see
-// reduce_kernels.h.
+// Reductions of i32, i64, u8 and bool inputs (accumulated in wrapping i64); the other
+// integer types go to reduce_int_wide.cpp. See reduce_kernels.h.
 #include "runtime/cpu/reduce_kernels.h"
 
 namespace hf::cpu {
@@ -16,7 +16,7 @@ void reduce_int(const ReducePlan& p, ThreadPool& pool) {
     case DType::Bool:
       return reduce_typed<bool>(p, pool);
     default:
-      throw std::invalid_argument("reduce_int: not an integer dtype");
+      return reduce_int_wide(p, pool);
   }
 }
 

@@ -15,8 +15,13 @@
 
 namespace hf::cpu::reduce_detail {
 
+// f32 and its storage formats accumulate in f32, f64 in f64, u64 in u64 (its MIN/MAX above
+// 2^63 would be wrong in i64), every other integer type and bool in wrapping i64.
 template <class T>
-using AccOf = std::conditional_t<kIsFloatStorage<T>, float, i64>;
+using AccOf =
+    std::conditional_t<kIsFloatStorage<T>, float,
+                       std::conditional_t<std::is_same_v<T, double>, double,
+                                          std::conditional_t<std::is_same_v<T, u64>, u64, i64>>>;
 
 template <class Acc, class T>
 inline Acc load(T x) {
@@ -352,8 +357,8 @@ void run_op(const ReducePlan& p, ThreadPool& pool) {
       int64_t in_off, out_off;
       kept_offsets(p, p.kr, o, in_off, out_off);
       Acc v = Op::template identity<Acc>();
-      if constexpr (std::is_same_v<Acc, float>)
-        if (p.mode == ReduceMode::MEAN) v = __builtin_nanf("");
+      if constexpr (std::is_floating_point_v<Acc>)
+        if (p.mode == ReduceMode::MEAN) v = Acc(__builtin_nanf(""));
       reinterpret_cast<T*>(p.out)[out_off] = convert<T>(v);
     }
     return;

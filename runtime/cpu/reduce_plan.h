@@ -23,7 +23,10 @@ struct ReducePlan {
   int64_t L = 1;  // elements per output
 };
 
-void reduce_float(const ReducePlan& p, ThreadPool& pool);  // f32, f16, bf16
-void reduce_int(const ReducePlan& p, ThreadPool& pool);    // i32, i64, u8, bool
+void reduce_float(const ReducePlan& p, ThreadPool& pool);  // f32, f16, bf16, f64
+void reduce_int(const ReducePlan& p, ThreadPool& pool);    // every integer type and bool
+// i8, i16, u16, u32, u64 (reduce_int_wide.cpp; reduce_int calls it): a file of their own
+// so the integer instantiations compile in parallel.
+void reduce_int_wide(const ReducePlan& p, ThreadPool& pool);
 
 }  // namespace hf::cpu

@@ -236,6 +236,12 @@ std::unique_ptr<Kernel> CudaBackend::make_kernel(const Graph& g, const Node& n) 
   auto unsupported = [&](const std::string& why) {
     return Error(describe(n) + ": not supported by the CUDA backend: " + why);
   };
+  for (const std::vector<ValueId>* vs : {&n.inputs, &n.outputs})
+    for (ValueId v : *vs)
+      if (!is_core_dtype(g.value(v).dtype))
+        throw unsupported(std::string(dtype_name(g.value(v).dtype)) +
+                          " (its kernels handle f32, f16, bf16, i32, i64, u8 and bool; "
+                          "run with --backend cpu)");
   switch (n.op) {
     case OpType::Elemwise: {
       EwParams p = base_params(n, out.shape, in0.dtype, out.dtype);

@@ -205,8 +205,7 @@ void Importer::read_inputs() {
     auto dt = to_dtype(tt.elem_type());
     if (!dt)
       throw Error(what + ": element type " + elem_type_name(tt.elem_type()) +
-                  " is not supported (hotfuse computes in FLOAT FLOAT16 BFLOAT16 INT32 INT64 "
-                  "BOOL UINT8)");
+                  " is not supported (hotfuse computes in " + kOnnxComputedTypes + ")");
     if (!tt.has_shape()) throw Error(what + ": has no shape (hotfuse needs static shapes)");
     // A shape given for the input (of the model's rank) sizes its unsized dimensions.
     const Shape* given_shape = nullptr;

@@ -35,6 +35,10 @@ namespace pb = ::ONNX_NAMESPACE;
 
 std::string elem_type_name(int32_t t);  // "FLOAT", "INT64", ... ("type 42" if unknown)
 std::optional<DType> to_dtype(int32_t t);
+// The element types to_dtype maps, for the messages that refuse the others (STRING, the
+// complex and 8-, 4- and 2-bit float and integer types).
+inline constexpr const char* kOnnxComputedTypes =
+    "FLOAT DOUBLE FLOAT16 BFLOAT16 INT8 INT16 INT32 INT64 UINT8 UINT16 UINT32 UINT64 BOOL";
 int32_t to_elem_type(DType t);
 bool is_float_elem(int32_t t);    // FLOAT FLOAT16 BFLOAT16 DOUBLE
 bool is_numeric_elem(int32_t t);  // the float types, the integer types and BOOL
@@ -56,7 +60,11 @@ struct ConstTensor {
   int64_t size() const {
     return floating() ? static_cast<int64_t>(f.size()) : static_cast<int64_t>(i.size());
   }
-  double as_double(int64_t k) const { return floating() ? f[k] : static_cast<double>(i[k]); }
+  double as_double(int64_t k) const {
+    return floating()                        ? f[k]
+           : type == pb::TensorProto::UINT64 ? static_cast<double>(static_cast<uint64_t>(i[k]))
+                                             : static_cast<double>(i[k]);
+  }
   // Integer value of element k; throws if a float element is not an integer.
   int64_t as_int(int64_t k) const;
   std::vector<int64_t> ints() const;  // every element through as_int
@@ -169,6 +177,8 @@ class Importer {
   ValueId emit(Node n, const std::string& tag);
   ValueId ew(Mode m, std::vector<ValueId> in, const std::string& tag = "");
   ValueId op1(OpType t, Attrs attrs, ValueId in, const std::string& tag = "");
+  // 1 / sqrt(x): PowC(x, -0.5), or 1 / SQRT(x) for f64 (PowC computes in f32).
+  ValueId inv_sqrt(ValueId x, const std::string& tag);
   ValueId scalar(DType t, double v);
   ValueId constant(const ConstTensor& t, const std::string& tag);
   // A Constant node of `shape` filled with element 0 of `value` (never held here in full).

@@ -55,8 +55,8 @@ DType Importer::dtype(int k) const {
   auto d = to_dtype(e);
   if (!d)
     throw Error("input '" + cur_->input(k) + "' is " + elem_type_name(e) +
-                ", which hotfuse does not compute with (FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL "
-                "UINT8)");
+                ", which hotfuse does not compute with (" + kOnnxComputedTypes +
+                "): not supported");
   return *d;
 }
 
@@ -105,8 +105,8 @@ ValueId Importer::materialize(ConstEntry& c, const std::string& name) {
   auto dt = to_dtype(t.type);
   if (!dt)
     throw Error("constant '" + name + "' is " + elem_type_name(t.type) +
-                ", which hotfuse does not compute with (FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL "
-                "UINT8)");
+                ", which hotfuse does not compute with (" + kOnnxComputedTypes +
+                "): not supported");
   int64_t count = t.size();
   bool splat = count > 1;
   for (int64_t k = 1; splat && k < count; ++k)
@@ -115,7 +115,7 @@ ValueId Importer::materialize(ConstEntry& c, const std::string& name) {
   if (splat || count <= 1) {  // one value: an attribute
     n.name = name;
     n.op = OpType::Constant;
-    if (!t.floating() && count > 0 && std::llabs(t.i[0]) > (int64_t(1) << 53))
+    if (!t.floating() && count > 0 && std::fabs(t.as_double(0)) > 9007199254740992.0)  // 2^53
       throw Error("constant '" + name + "' holds " + std::to_string(t.i[0]) +
                   ", too large to store exactly in a Constant node");
     n.attrs["dtype"] = std::string(dtype_name(*dt));
@@ -124,7 +124,7 @@ ValueId Importer::materialize(ConstEntry& c, const std::string& name) {
   } else {  // weights: held once, in their own type (constant.h)
     HostTensor data(*dt, Shape(t.shape.begin(), t.shape.end()));
     for (int64_t k = 0; k < count; ++k) {
-      if (*dt == DType::I64)
+      if (*dt == DType::I64 || *dt == DType::U64)  // exact: doubles hold 53 bits
         data.as<int64_t>()[k] = t.i[k];
       else
         store_double(data.view(), k, t.as_double(k));
@@ -276,7 +276,7 @@ void Importer::lower_div() {
   ValueId a = rt(0), b = rt(1);
   DType t = dtype_of(a);
   if (is_float(t) || dtype_of(b) != t) return set_rt(0, ew(Mode::TRUE_DIV, {a, b}));
-  if (t == DType::U8 || t == DType::Bool) return set_rt(0, ew(Mode::FLOOR_DIV, {a, b}));
+  if (is_unsigned(t) || t == DType::Bool) return set_rt(0, ew(Mode::FLOOR_DIV, {a, b}));
   // ONNX integer division truncates toward zero; FLOOR_DIV rounds toward -inf. a - a % b
   // (C's %, the sign of a) is an exact multiple of b, where both agree.
   ValueId r = ew(Mode::MOD, {a, b});
@@ -291,7 +291,7 @@ void Importer::lower_mod() {
   if (is_float(t) && fmod != 1 && cur_->opset < 28)
     throw Error("fmod must be 1 for float inputs before opset 28");
   ValueId r = ew(Mode::MOD, {a, b});
-  if (fmod == 1 || t == DType::U8 || dtype_of(b) != t) return set_rt(0, r);
+  if (fmod == 1 || is_unsigned(t) || dtype_of(b) != t) return set_rt(0, r);
   // Python's modulo has the sign of the divisor: add b where r and b have opposite signs.
   ValueId opposite =
       ew(Mode::LT, {ew(Mode::MUL, {ew(Mode::SIGN, {r}), ew(Mode::SIGN, {b})}), scalar(t, 0)});
@@ -320,7 +320,8 @@ void Importer::lower_pow() {
   ValueId x = rt(0);
   DType t = dtype_of(x);
   if (!is_float(t)) unsupported("Pow of integers");
-  if (is_const(1) && cst(1).size() == 1 && std::isfinite(cst(1).as_double(0))) {
+  // PowC computes in f32 (pow_const.h): f64 takes the POW mode, computed in f64.
+  if (t != DType::F64 && is_const(1) && cst(1).size() == 1 && std::isfinite(cst(1).as_double(0))) {
     auto out = broadcast_shapes(shape(0), shape(1));
     if (!out) throw Error("input shapes do not broadcast");
     ValueId y = op1(OpType::PowC, {{"exponent", cst(1).as_double(0)}}, x);
@@ -378,9 +379,8 @@ void Importer::lower_cast(int32_t to) {
   ValueId x = rt(0);
   auto t = to_dtype(to);
   if (!t)
-    throw Error("casting to " + elem_type_name(to) +
-                " is not supported (hotfuse computes in FLOAT FLOAT16 BFLOAT16 INT32 INT64 BOOL "
-                "UINT8)");
+    throw Error("casting to " + elem_type_name(to) + " is not supported (hotfuse computes in " +
+                kOnnxComputedTypes + ")");
   set_rt(0, cvt(x, *t));
 }
 
@@ -436,14 +436,35 @@ void Importer::lower_reduce(const char* mode) {
       if (id.floating()) {
         id.f = {high ? inf : -inf};
       } else {
-        DType t = dtype_of(x);
-        int64_t hi = t == DType::Bool  ? 1
-                     : t == DType::U8  ? 255
-                     : t == DType::I32 ? INT32_MAX
-                                       : INT64_MAX;
-        int64_t lo = t == DType::Bool || t == DType::U8 ? 0
-                     : t == DType::I32                  ? INT32_MIN
-                                                        : INT64_MIN;
+        // The type's largest (MIN) or smallest (MAX) value (UINT64's largest is all ones).
+        using TP = pb::TensorProto;
+        int64_t hi = INT64_MAX, lo = INT64_MIN;
+        switch (id.type) {
+          case TP::BOOL:
+            hi = 1, lo = 0;
+            break;
+          case TP::INT8:
+            hi = INT8_MAX, lo = INT8_MIN;
+            break;
+          case TP::UINT8:
+            hi = UINT8_MAX, lo = 0;
+            break;
+          case TP::INT16:
+            hi = INT16_MAX, lo = INT16_MIN;
+            break;
+          case TP::UINT16:
+            hi = UINT16_MAX, lo = 0;
+            break;
+          case TP::INT32:
+            hi = INT32_MAX, lo = INT32_MIN;
+            break;
+          case TP::UINT32:
+            hi = UINT32_MAX, lo = 0;
+            break;
+          case TP::UINT64:
+            hi = -1, lo = 0;
+            break;
+        }
         id.i = {high ? hi : lo};
       }
       return set_rt(0, splat(id, out, "empty_" + m));
@@ -618,6 +639,7 @@ void Importer::lower() {
   if (op == "BitwiseNot") {  // x ^ all ones
     DType t = dtype(0);
     if (is_float(t) || t == DType::Bool) throw Error("needs an integer input");
+    if (!is_core_dtype(t)) return set_rt(0, ew(Mode::NOT, {rt(0)}));  // ~x; no all-ones literal
     return set_rt(0, ew(Mode::XOR, {rt(0), scalar(t, t == DType::U8 ? 255 : -1)}));
   }
   if (op == "Atan") return set_rt(0, ew(Mode::ATAN2, {rt(0), s(1)}));

@@ -28,6 +28,12 @@ TrailingAxes trailing_axes(const OnnxNode& n, int rank, DType t) {
 
 }  // namespace
 
+ValueId Importer::inv_sqrt(ValueId x, const std::string& tag) {
+  const DType t = dtype_of(x);
+  if (t == DType::F64) return ew(Mode::TRUE_DIV, {scalar(t, 1), ew(Mode::SQRT, {x})}, tag);
+  return op1(OpType::PowC, {{"exponent", -0.5}}, x, tag);
+}
+
 // Inputs 1, 2, ... (named `names` in messages) must each be a vector of n elements.
 void Importer::expect_vectors(std::initializer_list<const char*> names, int64_t n) {
   int k = 1;
@@ -46,8 +52,7 @@ Importer::Standardized Importer::standardize(ValueId x, const std::vector<int64_
   ValueId mean = reduce(x, "MEAN", axes, true);
   ValueId d = ew(Mode::SUB, {x, mean});
   ValueId var = reduce(ew(Mode::SQUARE, {d}), "MEAN", axes, true);
-  ValueId inv =
-      op1(OpType::PowC, {{"exponent", -0.5}}, ew(Mode::ADD, {var, scalar(c, eps)}), "inv_std");
+  ValueId inv = inv_sqrt(ew(Mode::ADD, {var, scalar(c, eps)}), "inv_std");
   return {ew(Mode::MUL, {d, inv}), mean, inv};
 }
 
@@ -95,8 +100,7 @@ void Importer::lower_batchnorm() {
     return set_rt(0, ew(Mode::FUSE_MUL_ADD3, {X, constant(a, "a"), constant(b, "b")}, "bn"));
   }
   auto param = [&](int k) { return reshape(cvt(rt(k), t), ps); };
-  ValueId inv =
-      op1(OpType::PowC, {{"exponent", -0.5}}, ew(Mode::ADD, {param(4), scalar(t, eps)}), "inv_std");
+  ValueId inv = inv_sqrt(ew(Mode::ADD, {param(4), scalar(t, eps)}), "inv_std");
   ValueId a = ew(Mode::MUL, {param(1), inv});
   set_rt(0, ew(Mode::ADD, {ew(Mode::MUL, {ew(Mode::SUB, {X, param(3)}), a}), param(2)}, "bn"));
 }
@@ -129,8 +133,7 @@ void Importer::lower_rmsnorm() {
   auto [axes, c, eps] = trailing_axes(*cur_, static_cast<int>(shape_of(X).size()), t);
   ValueId x = cvt(X, c);
   ValueId ms = reduce(ew(Mode::SQUARE, {x}), "MEAN", axes, true);
-  ValueId inv =
-      op1(OpType::PowC, {{"exponent", -0.5}}, ew(Mode::ADD, {ms, scalar(c, eps)}), "inv_rms");
+  ValueId inv = inv_sqrt(ew(Mode::ADD, {ms, scalar(c, eps)}), "inv_rms");
   ValueId y = ew(Mode::MUL, {ew(Mode::MUL, {x, inv}), cvt(rt(1), c)}, "scale");
   set_rt(0, cvt(y, t));
 }

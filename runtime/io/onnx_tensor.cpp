@@ -55,6 +55,12 @@ std::optional<DType> to_dtype(int32_t t) {
     case TP::INT64: return DType::I64;
     case TP::BOOL: return DType::Bool;
     case TP::UINT8: return DType::U8;
+    case TP::DOUBLE: return DType::F64;
+    case TP::INT8: return DType::I8;
+    case TP::INT16: return DType::I16;
+    case TP::UINT16: return DType::U16;
+    case TP::UINT32: return DType::U32;
+    case TP::UINT64: return DType::U64;
   }
   return std::nullopt;
 }
@@ -68,6 +74,12 @@ int32_t to_elem_type(DType t) {
     case DType::I64: return TP::INT64;
     case DType::Bool: return TP::BOOL;
     case DType::U8: return TP::UINT8;
+    case DType::F64: return TP::DOUBLE;
+    case DType::I8: return TP::INT8;
+    case DType::I16: return TP::INT16;
+    case DType::U16: return TP::UINT16;
+    case DType::U32: return TP::UINT32;
+    case DType::U64: return TP::UINT64;
   }
   return TP::UNDEFINED;
 }

@@ -39,6 +39,8 @@ std::vector<HostTensor> random_inputs(const Graph& g, uint64_t seed) {
         case DType::I64: t.as<int64_t>()[k] = static_cast<int64_t>(std::floor(x)); break;
         case DType::U8: t.as<uint8_t>()[k] = static_cast<uint8_t>(std::floor(x)); break;
         case DType::Bool: t.as<uint8_t>()[k] = next(s) & 1; break;
+        case DType::F64: t.as<double>()[k] = x; break;
+        default: store_double(t.view(), k, std::floor(x)); break;  // the other integer types
       }
     }
     out.push_back(std::move(t));

@@ -26,32 +26,12 @@ constexpr uintmax_t kMaxFileBytes = static_cast<uintmax_t>(std::numeric_limits<i
 HostTensor to_host(const ConstTensor& c, DType t) {
   HostTensor h(t, c.shape);
   const int64_t n = c.size();
-  if (c.type == pb::TensorProto::UINT16) {  // bit patterns, see NamedTensor::uint16_bits
-    for (int64_t k = 0; k < n; ++k) h.as<uint16_t>()[k] = static_cast<uint16_t>(c.i[k]);
-    return h;
-  }
+  const size_t es = dtype_size(t);
   for (int64_t k = 0; k < n; ++k) {
-    switch (t) {
-      case DType::F32:
-        h.as<float>()[k] = static_cast<float>(c.f[k]);
-        break;
-      case DType::F16:
-        h.as<f16>()[k] = to_f16(static_cast<float>(c.f[k]));
-        break;
-      case DType::BF16:
-        h.as<bf16>()[k] = to_bf16(static_cast<float>(c.f[k]));
-        break;
-      case DType::I32:
-        h.as<int32_t>()[k] = static_cast<int32_t>(c.i[k]);
-        break;
-      case DType::I64:
-        h.as<int64_t>()[k] = c.i[k];
-        break;
-      case DType::Bool:
-      case DType::U8:
-        h.as<uint8_t>()[k] = static_cast<uint8_t>(c.i[k]);
-        break;
-    }
+    if (is_float(t))
+      store_double(h.view(), k, c.f[k]);  // f16/bf16 round through f32, as the decoder did
+    else  // the low bytes of the wrapped int64 (little-endian, as hotfuse stores)
+      std::memcpy(static_cast<char*>(h.data()) + k * es, &c.i[k], es);
   }
   return h;
 }
@@ -64,11 +44,10 @@ NamedTensor parse_tensor_file(const std::string& bytes, const std::string& origi
     throw Error(origin + ": not a valid TensorProto file (malformed or truncated protobuf)");
   try {
     const bool uint16 = proto.data_type() == pb::TensorProto::UINT16;
-    std::optional<DType> t = uint16 ? DType::F16 : to_dtype(proto.data_type());
+    std::optional<DType> t = to_dtype(proto.data_type());
     if (!t)
       throw Error("element type " + elem_type_name(proto.data_type()) +
-                  " is not supported (hotfuse computes in FLOAT FLOAT16 BFLOAT16 INT32 INT64 "
-                  "BOOL UINT8)");
+                  " is not supported (hotfuse computes in " + kOnnxComputedTypes + ")");
     // No model directory: a test data file with external data is refused.
     ConstTensor c = decode_tensor(proto, {});
     return {proto.name(), to_host(c, *t), uint16};
@@ -96,7 +75,7 @@ NamedTensor read_tensor_file(const fs::path& file) {
 }
 
 HostTensor as_uint16_bits(const NamedTensor& t, DType want, const std::string& origin) {
-  if (!t.uint16_bits) return t.tensor;
+  if (!t.uint16_bits || want == DType::U16) return t.tensor;
   if (want != DType::F16 && want != DType::BF16)
     throw Error(origin +
                 ": element type UINT16 is not supported (read as the bits of "

@@ -18,20 +18,22 @@ namespace hf {
 struct NamedTensor {
   std::string name;  // TensorProto.name; may be empty
   HostTensor tensor;
-  // The file held UINT16: ONNX's backend tests store BFLOAT16 data so (NumPy has no
-  // bfloat16). `tensor` is F16 holding the 16-bit patterns; give them their type with
-  // as_uint16_bits().
+  // The file held UINT16: `tensor` is U16. ONNX's backend tests also store BFLOAT16 data so
+  // (NumPy has no bfloat16); as_uint16_bits() gives the bits the type the model expects.
   bool uint16_bits = false;
 };
 
-// Reads one file. Element types hotfuse does not compute in (DOUBLE, INT8, ...), STRING,
-// external data and segments are errors; UINT16 is read as described above.
+// Reads one file, raw_data or the typed fields (float_data, double_data, int32_data for the
+// types up to 32 bits, int64_data, uint64_data for UINT32 and UINT64). Element types hotfuse
+// does not compute in (STRING, COMPLEX64, FLOAT8...), external data and segments are errors;
+// UINT16 is read as described above.
 NamedTensor read_tensor_file(const std::filesystem::path& file);
 // The same from bytes already in memory; `origin` names them in messages.
 NamedTensor parse_tensor_file(const std::string& bytes, const std::string& origin);
 
-// A UINT16 file's tensor as `want` (F16 or BF16, the same bits); anything else throws
-// "<origin>: element type UINT16 is not supported". Other tensors are returned as they are.
+// A UINT16 file's tensor as `want`: U16 as it is, F16 or BF16 the same bits; anything else
+// throws "<origin>: element type UINT16 is not supported". Other tensors are returned as
+// they are.
 HostTensor as_uint16_bits(const NamedTensor& t, DType want, const std::string& origin);
 
 // A contiguous tensor as TensorProto bytes (dims, data_type, name, little-endian raw_data).

@@ -107,6 +107,18 @@ std::pair<double, double> init_limits(DType t) {
       return {-9223372036854775808.0, 9223372036854775808.0};
     case DType::U8:
       return {0.0, 256.0};
+    case DType::F64:
+      return {-1.7976931348623157e308, 1.7976931348623157e308};
+    case DType::I8:
+      return {-128.0, 128.0};
+    case DType::I16:
+      return {-32768.0, 32768.0};
+    case DType::U16:
+      return {0.0, 65536.0};
+    case DType::U32:
+      return {0.0, 4294967296.0};
+    case DType::U64:
+      return {0.0, 18446744073709551616.0};
     case DType::Bool:
       break;
   }

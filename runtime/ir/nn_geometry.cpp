@@ -183,6 +183,7 @@ std::vector<ValueType> infer_nn_outputs(const Node& n, const std::vector<ValueTy
       if (in.size() != 2 && in.size() != 3) fail(n, "takes 2 or 3 inputs (x, w[, bias])");
       for (const ValueType& v : in)
         if (v.dtype != in[0].dtype || !is_float(v.dtype)) fail(n, "needs inputs of one float type");
+      refuse_f64(n, in[0].dtype);
       ConvGeometry c = conv_geometry(n, in[0].shape, in[1].shape);
       if (in.size() == 3 && in[2].shape != Shape{c.m})
         fail(n, "bias has shape " + to_string(in[2].shape) + ", expected [" + std::to_string(c.m) +
@@ -195,6 +196,7 @@ std::vector<ValueType> infer_nn_outputs(const Node& n, const std::vector<ValueTy
       bool u8_max = n.op == OpType::MaxPool && in[0].dtype == DType::U8;  // exact in f32
       if (!is_float(in[0].dtype) && !u8_max)
         fail(n, n.op == OpType::MaxPool ? "needs a float or u8 input" : "needs a float input");
+      refuse_f64(n, in[0].dtype);
       PoolGeometry p = pool_geometry(n, in[0].shape);
       if (p.nhwc) return {{in[0].dtype, {p.n, p.win.out[0], p.win.out[1], p.c}}};
       return {{in[0].dtype, {p.n, p.c, p.win.out[0], p.win.out[1]}}};
@@ -242,6 +244,10 @@ int axis_attr(const Node& n, int rank) {
   if (!ax)
     fail(n, "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
   return *ax;
+}
+
+void refuse_f64(const Node& n, DType t) {
+  if (t == DType::F64) fail(n, "f64 is not supported (its kernels compute in f32 only)");
 }
 
 }  // namespace hf

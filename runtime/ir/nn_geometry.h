@@ -53,4 +53,8 @@ std::vector<ValueType> infer_nn_outputs(const Node& node, const std::vector<Valu
 // Concat / Gather: the `axis` attribute, normalised against `rank`.
 int axis_attr(const Node& node, int rank);
 
+// Refuses f64 inputs of the ops whose kernels (CPU and CUDA) compute in f32 only (MatMul,
+// Conv, the pools, PowC): a clear "not supported" rather than a silent f32 computation.
+void refuse_f64(const Node& node, DType t);
+
 }  // namespace hf

@@ -180,6 +180,7 @@ std::vector<ValueType> infer_op(const Node& n, const std::vector<ValueType>& in)
       return infer_elemwise(n, in);
     case OpType::PowC:
       if (!is_float(in[0].dtype)) fail(n, "needs a float input");
+      refuse_f64(n, in[0].dtype);
       if (!std::isfinite(n.attr_float("exponent"))) fail(n, "exponent must be finite");
       return {in[0]};
     case OpType::TypeCvt:
@@ -239,6 +240,7 @@ std::vector<ValueType> infer_op(const Node& n, const std::vector<ValueType>& in)
       const Shape& b = in[1].shape;
       if (in[0].dtype != in[1].dtype || !is_float(in[0].dtype))
         fail(n, "needs two inputs of the same float type");
+      refuse_f64(n, in[0].dtype);
       if (a.size() < 2 || b.size() < 2) fail(n, "needs inputs of rank >= 2");
       if (a.back() != b[b.size() - 2])
         fail(n, "inner dimensions differ: " + to_string(a) + " x " + to_string(b));

@@ -26,6 +26,18 @@ double load_double(const TensorView& t, int64_t i) {
       return t.as<uint8_t>()[i] != 0;
     case DType::U8:
       return t.as<uint8_t>()[i];
+    case DType::F64:
+      return t.as<double>()[i];
+    case DType::I8:
+      return t.as<int8_t>()[i];
+    case DType::I16:
+      return t.as<int16_t>()[i];
+    case DType::U16:
+      return t.as<uint16_t>()[i];
+    case DType::U32:
+      return t.as<uint32_t>()[i];
+    case DType::U64:
+      return static_cast<double>(t.as<uint64_t>()[i]);
   }
   return 0;
 }
@@ -52,6 +64,24 @@ void store_double(const TensorView& t, int64_t i, double v) {
       break;
     case DType::U8:
       t.as<uint8_t>()[i] = static_cast<uint8_t>(v);
+      break;
+    case DType::F64:
+      t.as<double>()[i] = v;
+      break;
+    case DType::I8:
+      t.as<int8_t>()[i] = static_cast<int8_t>(v);
+      break;
+    case DType::I16:
+      t.as<int16_t>()[i] = static_cast<int16_t>(v);
+      break;
+    case DType::U16:
+      t.as<uint16_t>()[i] = static_cast<uint16_t>(v);
+      break;
+    case DType::U32:
+      t.as<uint32_t>()[i] = static_cast<uint32_t>(v);
+      break;
+    case DType::U64:
+      t.as<uint64_t>()[i] = static_cast<uint64_t>(v);
       break;
   }
 }

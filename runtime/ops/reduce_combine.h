@@ -1,8 +1,9 @@
 // The combinators of every reduction (Reduce and fused reduces): identities, element terms
 // and the combination of partial results, shared by the unfused CPU and CUDA kernels and
-// the generated ones so that all compute the same values. Accumulators are float for float
-// types and i64 for integer and bool types (wrapping); MIN/MAX propagate NaN. Each kernel
-// chooses its own order of combination.
+// the generated ones so that all compute the same values. Accumulators are float for
+// f32/f16/bf16, double for f64 (unfused CPU only), u64 for u64 and i64 for the other integer
+// and bool types (wrapping); MIN/MAX propagate NaN. Each kernel chooses its own order of
+// combination.
 //
 // Valid C++ for the host compiler, nvcc and NVRTC, like scalar_math.h (see hd.h).
 #pragma once
@@ -24,10 +25,14 @@ struct RCombine {
       return A(1);
     else if constexpr (K == RKind::Min && detail::kIsFloat<A>)
       return f32_from_bits(0x7f800000u);  // +inf
+    else if constexpr (K == RKind::Min && !detail::kIsSigned<A>)
+      return (A)0xffffffffffffffffull;  // u64 accumulators
     else if constexpr (K == RKind::Min)
       return (A)0x7fffffffffffffffll;
     else if constexpr (K == RKind::Max && detail::kIsFloat<A>)
       return f32_from_bits(0xff800000u);  // -inf
+    else if constexpr (K == RKind::Max && !detail::kIsSigned<A>)
+      return A(0);
     else if constexpr (K == RKind::Max)
       return (A)(-0x7fffffffffffffffll - 1);
     else
@@ -66,6 +71,12 @@ HF_HD float mean_of(float sum, i64 n) {
 }
 HF_HD i64 mean_of(i64 sum, i64 n) {
   return n == 0 ? sum : sum / n;
+}
+HF_HD double mean_of(double sum, i64 n) {
+  return sum / (double)n;
+}
+HF_HD u64 mean_of(u64 sum, i64 n) {
+  return n == 0 ? sum : sum / (u64)n;
 }
 
 // Calls f(Op{}) with Op the combinator of reduce mode m. Mode is ReduceMode

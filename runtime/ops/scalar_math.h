@@ -3,7 +3,9 @@
 // One definition serves the unfused CPU and CUDA kernels, the generated (fused) kernels and
 // the graph interpreter, so fused and unfused results agree wherever the math allows. It is
 // valid C++ for the host compiler, nvcc and NVRTC (see hd.h), and includes no library
-// header. Arithmetic types: float (f16/bf16 are computed in f32), i32, i64, u8, bool.
+// header. Arithmetic types: float (f16/bf16 are computed in f32), i32, i64, u8, bool; the
+// unfused CPU kernels also use the generic (template) modes on i8, i16, u16, u32, u64 and
+// double, with the f64 Float formulas in runtime/cpu/mode_f64.h.
 // docs/ops.md has the table of formulas; tests/test_modes.cpp checks each mode against an
 // independent long double / 128-bit integer reference.
 //
@@ -54,10 +56,21 @@ template <>
 struct Unsigned<i64> {
   using type = u64;
 };
+// i16 and u16 promote to int, where u16 * u16 overflows (undefined): u32 wraps.
+template <>
+struct Unsigned<i16> {
+  using type = u32;
+};
+template <>
+struct Unsigned<u16> {
+  using type = u32;
+};
 template <class T>
 inline constexpr bool kIsFloat = false;
 template <>
 inline constexpr bool kIsFloat<float> = true;
+template <>
+inline constexpr bool kIsFloat<double> = true;
 template <class T>
 inline constexpr bool kIsSigned = T(-1) < T(0);
 
@@ -111,7 +124,13 @@ HF_HD T min_nan(T a, T b) {
 // not vectorised.)
 template <class T>
 HF_HD T mul_add(T a, T b, T c) {
-  if constexpr (kIsFloat<T>) {
+  if constexpr (kIsFloat<T> && sizeof(T) == 8) {
+#if HF_DEVICE_CODE
+    return ::fma(a, b, c);
+#else
+    return __builtin_fma(a, b, c);
+#endif
+  } else if constexpr (kIsFloat<T>) {
 #if HF_DEVICE_CODE
     return ::fmaf(a, b, c);
 #else
