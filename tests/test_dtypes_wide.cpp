@@ -23,6 +23,14 @@ namespace hf {
 namespace {
 
 using i128 = __int128;
+
+// a * b modulo 2^128, in unsigned arithmetic: the signed product of two u64 values overflows
+// __int128 (undefined; UBSan stops there). The types tested are at most 64 bits wide, so
+// wrap() of this is the exact wrapped product.
+i128 mul_wrap(i128 a, i128 b) {
+  using u128 = unsigned __int128;
+  return static_cast<i128>(static_cast<u128>(a) * static_cast<u128>(b));
+}
 using namespace test::onnx;
 
 constexpr DType kWideInts[] = {DType::I8, DType::I16, DType::U16, DType::U32, DType::U64};
@@ -208,7 +216,7 @@ TEST(DTypeWide, IntegerModesWrapAroundLikeTheReference) {
   const Binary ops[] = {
       {Mode::ADD, [](i128 a, i128 b) { return a + b; }},
       {Mode::SUB, [](i128 a, i128 b) { return a - b; }},
-      {Mode::MUL, [](i128 a, i128 b) { return a * b; }},
+      {Mode::MUL, [](i128 a, i128 b) { return mul_wrap(a, b); }},
       {Mode::MAX, [](i128 a, i128 b) { return a > b ? a : b; }},
       {Mode::MIN, [](i128 a, i128 b) { return a < b ? a : b; }},
       {Mode::AND, [](i128 a, i128 b) { return a & b; }},
@@ -303,7 +311,7 @@ TEST(DTypeWide, ReductionsMatchTheReference) {
         for (int c = 0; c < 40; ++c) {
           const i128 v = get_int(in.view(), r * 40 + c);
           if (m == ReduceMode::SUM) acc = wrap(t, acc + v);
-          if (m == ReduceMode::PRODUCT) acc = wrap(t, wrap(DType::U64, acc * v));
+          if (m == ReduceMode::PRODUCT) acc = wrap(t, wrap(DType::U64, mul_wrap(acc, v)));
           if (m == ReduceMode::MAX) acc = v > acc ? v : acc;
           if (m == ReduceMode::MIN) acc = v < acc ? v : acc;
         }
