@@ -200,13 +200,12 @@ std::unique_ptr<Session::Running> Session::build(const Graph& base, const std::v
   if (options_.trace) {
     for (const Step& st : r->exec->plan().steps()) {
       const Node& n = r->graph->node(st.node);
-      auto fused = r->region_of_fused_node.find(st.node);
-      int region = fused != r->region_of_fused_node.end() ? fused->second : region_of(st.node);
+      const int region = region_of(*r, st.node);
       std::string op = row_op(n);
       if (n.op == OpType::Fused) op += " " + regions_.at(region).kernel;
       r->labels.push_back(static_cast<int>(labels_.size()));
       labels_.push_back({n.name, op, st.node, region, node_bytes(*r->graph, n),
-                         fused != r->region_of_fused_node.end()});
+                         r->region_of_fused_node.count(st.node) > 0});
     }
   }
   return r;
@@ -498,16 +497,17 @@ void Session::prepare_plans(Clock::time_point deadline) {
     candidate_->touched = touch({candidate_->plan->exec.get()});
 }
 
+int Session::region_of(const Running& plan, NodeId n) const {
+  auto fused = plan.region_of_fused_node.find(n);
+  return fused != plan.region_of_fused_node.end() ? fused->second : region_of(n);
+}
+
 // The steps of `plan` that run region r: its fused kernel, or its ops where it is not fused.
 std::vector<size_t> Session::region_steps(const Running& plan, int r) const {
   std::vector<size_t> out;
   const auto& steps = plan.exec->plan().steps();
-  for (size_t i = 0; i < steps.size(); ++i) {
-    auto fused = plan.region_of_fused_node.find(steps[i].node);
-    if (fused != plan.region_of_fused_node.end() ? fused->second == r
-                                                 : region_of(steps[i].node) == r)
-      out.push_back(i);
-  }
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (region_of(plan, steps[i].node) == r) out.push_back(i);
   return out;
 }
 
@@ -734,12 +734,8 @@ void Session::prepare_candidate() {
 }
 
 std::vector<OpRecord> Session::profiled_ops() const {
-  return profiled_ops(*current_, *times_);
-}
-
-std::vector<OpRecord> Session::profiled_ops(const Running& plan, const StepTimes& times) const {
-  std::vector<OpRow> rows = op_rows(*plan.graph, plan.exec->plan(), times);
-  const auto& steps = plan.exec->plan().steps();
+  std::vector<OpRow> rows = op_rows(*current_->graph, current_->exec->plan(), *times_);
+  const auto& steps = current_->exec->plan().steps();
   std::vector<OpRecord> ops;
   for (size_t s = 0; s < steps.size(); ++s) {
     OpRecord o;
@@ -754,9 +750,8 @@ std::vector<OpRecord> Session::profiled_ops(const Running& plan, const StepTimes
     o.flop_share = o.cost.seconds > 0 && machine_.gflops > 0
                        ? o.cost.flops / o.cost.seconds * 1e-9 / machine_.gflops
                        : 0;
-    auto fused = plan.region_of_fused_node.find(o.node);
-    o.fused = fused != plan.region_of_fused_node.end();
-    o.region = o.fused ? fused->second : region_of(o.node);
+    o.fused = current_->region_of_fused_node.count(o.node) > 0;
+    o.region = region_of(*current_, o.node);
     ops.push_back(std::move(o));
   }
   return ops;

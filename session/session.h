@@ -215,12 +215,13 @@ class Session {
   int region_of(NodeId n) const {
     return n >= 0 && static_cast<size_t>(n) < region_of_node_.size() ? region_of_node_[n] : -1;
   }
+  // The region node n of `plan` runs: the one it is, if fused, else the one its op is in.
+  int region_of(const Running& plan, NodeId n) const;
   bool sync_compile() const {
     return options_.sync_compile || options_.policy == FusionPolicy::All;
   }
   std::span<const TensorView> validate_static(std::span<const TensorView> inputs);
   std::vector<OpRecord> profiled_ops() const;  // of current_, from times_
-  std::vector<OpRecord> profiled_ops(const Running& plan, const class StepTimes& times) const;
   std::vector<size_t> region_steps(const Running& plan, int region) const;
   void end_profiling();
   void collect_compiles();
