@@ -116,10 +116,10 @@ struct Session::Validation {
   std::unique_ptr<Running> observe;
   std::vector<RegionCheck> checks;
   bool touched = false;      // every buffer faulted in: `observe` may run
-  bool observed = false;     // it ran: its kept values are that iteration's
   bool inputs_read = false;  // the kernels that read graph inputs ran, on that iteration's
-  int observed_at = -1;      // the iteration it ran in
-  size_t next = 0;           // the check in progress
+  int observed_at = -1;      // the iteration `observe` ran in: its kept values are that one's
+  bool observed() const { return observed_at >= 0; }
+  size_t next = 0;  // the check in progress
 };
 
 // The next plan: the kept regions plus the validated ones it adds.
@@ -289,7 +289,7 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
   if (phase_ == Phase::Compiling) {
     if (candidate_ && candidate_->touched) {
       swap_candidate();
-    } else if (validation_ && validation_->touched && !validation_->observed) {
+    } else if (validation_ && validation_->touched && !validation_->observed()) {
       phase_ = Phase::Validating;
     }
   }
@@ -321,7 +321,6 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
       out = validate_static(inputs);
     } else {  // the plan in use, keeping what the checks compare
       out = validation_->observe->exec->run(inputs);
-      validation_->observed = true;
       validation_->observed_at = iteration;
       phase_ = Phase::Compiling;
     }
@@ -443,7 +442,7 @@ void Session::background_work(std::span<const TensorView> inputs) {
   }
   // The kernels being validated run on the live-ins the observed iteration read now, while
   // the caller's inputs are still those (they may change before the next iteration).
-  if (validation_ && validation_->observed && !validation_->inputs_read) run_input_checks(inputs);
+  if (validation_ && validation_->observed() && !validation_->inputs_read) run_input_checks(inputs);
   const double budget_s = background_budget_s();
   const bool waited = !std::isfinite(budget_s);
   // Short iterations bank their share until it makes a slice worth stopping for: a
@@ -459,7 +458,7 @@ void Session::background_work(std::span<const TensorView> inputs) {
                                              std::chrono::duration<double>(credit_s_));
   if (target_.rest) target_.rest();
   worker_->resume();
-  if (validation_ && validation_->observed) advance_validation(deadline);
+  if (validation_ && validation_->observed()) advance_validation(deadline);
   prepare_plans(deadline);
   // The compiler has the cores until the deadline (run() stops it again).
   if (worker_->pending() > 0 && stops_compiler() && !waited)
