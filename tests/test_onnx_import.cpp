@@ -1213,7 +1213,8 @@ TEST(onnx, ErrorsNameTheFileAndTheNode) {
     m.output("y");
     EXPECT_EQ(import_error(m),
               "m.onnx: node 0 'g' (Range): unsupported op (on run-time data; "
-              "Range is only folded when its inputs are constants)");
+              "Range is only folded, when its inputs are constants or their values are given "
+              "with the input data (--inputs, --check))");
   }
   {
     Model m;
@@ -1291,9 +1292,10 @@ TEST(onnx, ErrorsNameTheFileAndTheNode) {
     m.node("Reshape", {"x", "sh"}, {"y"}, "rs");
     m.output("y");
     EXPECT_EQ(import_error(m),
-              "m.onnx: node 0 'rs' (Reshape): shape (input 1 'sh') must be a "
-              "constant or computable at import time; hotfuse needs static shapes "
-              "(a value given at run time is not supported here)");
+              "m.onnx: node 0 'rs' (Reshape): shape (input 1 'sh') must be a constant or "
+              "computable at import time, or its value given with the input data (--inputs, "
+              "--check): a value known only at run time is not supported (hotfuse plans "
+              "static shapes)");
   }
   {
     Model m;
@@ -1326,7 +1328,8 @@ TEST(onnx, ErrorsNameTheFileAndTheNode) {
     m.g->mutable_initializer(0)->add_int32_data(1);
     m.node("Dropout", {"x", "", "t"}, {"y"}, "drop");
     m.output("y");
-    EXPECT_EQ(import_error(m), "m.onnx: node 0 'drop' (Dropout): unsupported op (training_mode=1)");
+    EXPECT_EQ(import_error(m), "m.onnx: node 0 'drop' (Dropout): unsupported op (training_mode=1 with a ratio above "
+            "0: random dropout)");
   }
   {
     Model m;

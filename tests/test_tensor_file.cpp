@@ -355,21 +355,33 @@ std::string reshape_model() {
   return m.SerializeAsString();
 }
 
+HostTensor i64s(std::vector<int64_t> v) {
+  HostTensor t(DType::I64, {static_cast<int64_t>(v.size())});
+  if (!v.empty()) std::memcpy(t.data(), v.data(), v.size() * 8);
+  return t;
+}
+
 TEST(TestData, InputValuesSpecialiseShapesGivenAsInputs) {
   const std::string model = reshape_model();
-  EXPECT_NE(error_of([&] { parse_graph_onnx(model, "m.onnx"); }).find("not supported"),
+  EXPECT_NE(error_of([&] { parse_graph_onnx(model, "m.onnx"); }).find("--inputs, --check"),
             std::string::npos);
   OnnxImportOptions opt;
-  opt.input_values["shape"] = {3, -1};
+  opt.input_values["shape"] = i64s({3, -1});
+  opt.input_values["x"] = sample(DType::F32, {2, 3});  // given, but not needed: not used
   Graph g = parse_graph_onnx(model, "m.onnx", {}, opt);
   ASSERT_EQ(g.inputs().size(), 2u);  // the shape stays an input
   EXPECT_EQ(g.value(g.outputs()[0]).shape, (Shape{3, 2}));
-  opt.input_values["shape"] = {6, 1, 1};
+  EXPECT_EQ(g.specialised_inputs, (std::vector<std::string>{"shape"}));
+  opt.input_values["shape"] = i64s({6, 1, 1});
   EXPECT_EQ(error_of([&] { parse_graph_onnx(model, "m.onnx", {}, opt); }),
             "m.onnx: node 0 (Reshape): input 1 'shape': the value given has 3 elements, its "
             "shape [2] holds 2");
-  opt.input_values = {{"y", {6}}};  // not a graph input: not used
-  EXPECT_NE(error_of([&] { parse_graph_onnx(model, "m.onnx", {}, opt); }).find("not supported"),
+  opt.input_values["shape"] = sample(DType::I32, {2});
+  EXPECT_EQ(error_of([&] { parse_graph_onnx(model, "m.onnx", {}, opt); }),
+            "m.onnx: node 0 (Reshape): input 1 'shape': the value given is i32, the model "
+            "declares i64");
+  opt.input_values = {{"y", i64s({6})}};  // not a graph input: not used
+  EXPECT_NE(error_of([&] { parse_graph_onnx(model, "m.onnx", {}, opt); }).find("--inputs"),
             std::string::npos);
 }
 
@@ -391,8 +403,10 @@ TEST(TestData, ImportOptionsComeFromWhatAllDataSetsAgreeOn) {
   }
   write_bytes(sets[1] / "input_5.pb", "\xff\xff");  // unreadable: left to read_graph_inputs
   OnnxImportOptions opt = import_options_from(sets);
-  ASSERT_EQ(opt.input_values.size(), 1u);
-  EXPECT_EQ(opt.input_values["same"], (std::vector<int64_t>{3, -1}));
+  // Values: every small input all sets give alike, of any type (x is the same sample).
+  ASSERT_EQ(opt.input_values.size(), 2u);
+  EXPECT_TRUE(same_value(opt.input_values["same"], ints({3, -1})));
+  EXPECT_TRUE(same_value(opt.input_values["x"], sample(DType::F32, {2, 3})));
   // Shapes: x and the integer inputs agree; z's shape differs between the sets.
   EXPECT_EQ(opt.input_shapes.size(), 3u);
   EXPECT_EQ(opt.input_shapes["x"], (Shape{2, 3}));
@@ -420,7 +434,13 @@ TEST(TestData, DataSetsAreGroupedByTheShapesAndValuesTheyGive) {
   EXPECT_EQ(groups[2].sets, (std::vector<fs::path>{sets[3]}));
   EXPECT_EQ(groups[0].options.input_shapes["x"], (Shape{1, 3}));
   EXPECT_EQ(groups[1].options.input_shapes["x"], (Shape{4, 3}));
-  EXPECT_EQ(groups[2].options.input_values["k"], (std::vector<int64_t>{8}));
+  EXPECT_EQ(groups[2].options.input_values["k"].as<int64_t>()[0], 8);
+  // A graph specialised to no input's value is the import for every group of its shapes;
+  // one specialised to k only for the groups that give k alike.
+  EXPECT_TRUE(same_import(groups[1].options, groups[2].options, {}));
+  EXPECT_FALSE(same_import(groups[1].options, groups[2].options, {"k"}));
+  EXPECT_FALSE(same_import(groups[0].options, groups[1].options, {}));
+  EXPECT_TRUE(same_import(groups[0].options, groups[0].options, {"k"}));
 }
 
 TEST(TestData, InputShapesSizeSymbolicDimensions) {

@@ -1,5 +1,6 @@
 #include "tools/check_mode.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -128,6 +129,7 @@ namespace {
 
 // The data sets of one input shape signature, imported for it and read before anything runs.
 struct Planned {
+  OnnxImportOptions options;
   Graph g;
   std::vector<fs::path> sets;
   std::vector<std::vector<HostTensor>> inputs, expected;
@@ -149,18 +151,27 @@ int run_check(const CheckOptions& o) {
   if (!fs::is_regular_file(model, ec)) throw Error(model.string() + ": no such file");
   std::vector<fs::path> sets = test_data_sets(o.dir);
   // hotfuse plans static shapes: the data sets are grouped by the input shapes (and the
-  // shape or axes values given as inputs) they give, and the model is imported, planned and
-  // fused once per group. The kernel cache is the process's, so a group whose regions only
-  // differ in sizes from an earlier one's compiles nothing.
+  // values given as inputs that the import needs as constants: a Reshape's shape, Resize's
+  // scales, ...) they give, and the model is imported, planned and fused once per group.
+  // The kernel cache is the process's, so a group whose regions only differ in sizes from
+  // an earlier one's compiles nothing.
   std::vector<Planned> plans;
   for (DataSetGroup& group : group_data_sets(sets)) {
-    Planned p{read_graph_onnx(model, group.options), std::move(group.sets), {}, {}};
+    auto same = [&](const Planned& p) {
+      return same_import(p.options, group.options, p.g.specialised_inputs);
+    };
+    auto it = std::find_if(plans.begin(), plans.end(), same);
+    if (it == plans.end()) {
+      Graph g = read_graph_onnx(model, group.options);
+      it = plans.insert(plans.end(), Planned{std::move(group.options), std::move(g), {}, {}, {}});
+    }
+    Planned& p = *it;
     // Every file is read, and must fit the model, before anything runs.
-    for (const fs::path& set : p.sets) {
+    for (const fs::path& set : group.sets) {
+      p.sets.push_back(set);
       p.inputs.push_back(read_graph_inputs(p.g, set));
       p.expected.push_back(read_expected_outputs(p.g, set));
     }
-    plans.push_back(std::move(p));
   }
 
   int passed = 0;

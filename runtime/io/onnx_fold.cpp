@@ -69,6 +69,33 @@ int64_t c_mod(int64_t a, int64_t b) {
 
 }  // namespace
 
+// HannWindow, HammingWindow and BlackmanWindow (opset 17): generalized cosine windows of
+// `size` values, periodic (the default: the period is size) or symmetric (size - 1),
+// computed in double and converted to output_datatype as Cast converts.
+void Importer::fold_window(const ConstTensor& size) {
+  if (size.size() != 1 || size.floating()) throw Error("size must be one integer");
+  const int64_t n = size.i[0];
+  if (n < 0) throw Error("size must be >= 0, not " + std::to_string(n));
+  if (!fold_fits(n))
+    throw Error("a window of " + std::to_string(n) + " values is too large to compute here");
+  const int32_t type = static_cast<int32_t>(cur_->attr_int("output_datatype", TP::FLOAT));
+  if (!is_numeric_elem(type))
+    throw Error("output_datatype " + elem_type_name(type) + " is not supported");
+  const std::string& op = cur_->op();
+  const double a0 = op == "HannWindow" ? 0.5 : op == "HammingWindow" ? 25.0 / 46.0 : 0.42;
+  const double a1 = op == "BlackmanWindow" ? 0.5 : 1.0 - a0;
+  const double a2 = op == "BlackmanWindow" ? 0.08 : 0.0;
+  const double period = static_cast<double>(cur_->attr_int("periodic", 1) != 0 ? n : n - 1);
+  ConstTensor w = make_const(TP::DOUBLE, {n});
+  for (int64_t k = 0; k < n; ++k) {
+    const double x = 2.0 * M_PI * static_cast<double>(k) / period;
+    w.f[k] = a0 - a1 * std::cos(x) + a2 * std::cos(2.0 * x);
+  }
+  ConstTensor out = make_const(type, {n});
+  for (int64_t k = 0; k < n; ++k) cast_element(w, k, out, k);
+  set_const(0, std::move(out));
+}
+
 bool Importer::try_fold() {
   const std::string& op = cur_->op();
 
@@ -129,6 +156,46 @@ bool Importer::try_fold() {
     } else {  // too big to hold here: a Constant node fills it when the plan is built
       set_rt(0, splat(value, s, "fill"));
     }
+    return true;
+  }
+
+  // --- ops whose output's size is an input's value: a graph input's value given for the
+  // run is as good as a constant (the graph is specialised to it) ------------------------
+  auto value_of = [&](int k) -> std::optional<ConstTensor> {
+    if (is_const(k)) return cst(k);
+    return given_input(k);
+  };
+  if (op == "Range") {
+    std::optional<ConstTensor> start_v = value_of(0), limit_v = value_of(1), delta_v = value_of(2);
+    if (!start_v || !limit_v || !delta_v) return false;
+    const ConstTensor &start = *start_v, &limit = *limit_v, &delta = *delta_v;
+    if (start.size() != 1 || limit.size() != 1 || delta.size() != 1)
+      throw Error("start, limit and delta must be scalars");
+    if (start.type != limit.type || start.type != delta.type) throw Error("inputs differ in type");
+    double d = delta.as_double(0);
+    if (d == 0) throw Error("delta must not be 0");
+    double count = std::ceil((limit.as_double(0) - start.as_double(0)) / d);
+    if (!(count <= static_cast<double>(kFoldStructural)) ||
+        !fold_fits(static_cast<int64_t>(std::max(count, 0.0))))
+      return false;
+    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
+    ConstTensor out = make_const(start.type, {n});
+    for (int64_t k = 0; k < n; ++k) {
+      if (out.floating())
+        out.f[k] = round_to(out.type, start.f[0] + static_cast<double>(k) * delta.f[0]);
+      else
+        out.i[k] = wrap_to(out.type, static_cast<int64_t>(static_cast<uint64_t>(start.i[0]) +
+                                                          static_cast<uint64_t>(k) *
+                                                              static_cast<uint64_t>(delta.i[0])));
+    }
+    set_const(0, std::move(out));
+    return true;
+  }
+
+  if (op == "HannWindow" || op == "HammingWindow" || op == "BlackmanWindow") {
+    std::optional<ConstTensor> size_v = value_of(0);
+    if (!size_v) return false;
+    fold_window(*size_v);
     return true;
   }
 
@@ -354,31 +421,6 @@ bool Importer::try_fold() {
       for (int d = 0; d < rank; ++d) k += (first[d] + pos[d] * step[d]) * in_st[d];
       copy_elem(data, k, out, e);
     });
-    set_const(0, std::move(out));
-    return true;
-  }
-
-  if (op == "Range") {
-    const ConstTensor &start = cst(0), &limit = cst(1), &delta = cst(2);
-    if (start.size() != 1 || limit.size() != 1 || delta.size() != 1)
-      throw Error("start, limit and delta must be scalars");
-    if (start.type != limit.type || start.type != delta.type) throw Error("inputs differ in type");
-    double d = delta.as_double(0);
-    if (d == 0) throw Error("delta must not be 0");
-    double count = std::ceil((limit.as_double(0) - start.as_double(0)) / d);
-    if (!(count <= static_cast<double>(kFoldStructural)) ||
-        !fold_fits(static_cast<int64_t>(std::max(count, 0.0))))
-      return false;
-    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
-    ConstTensor out = make_const(start.type, {n});
-    for (int64_t k = 0; k < n; ++k) {
-      if (out.floating())
-        out.f[k] = round_to(out.type, start.f[0] + static_cast<double>(k) * delta.f[0]);
-      else
-        out.i[k] = wrap_to(out.type, static_cast<int64_t>(static_cast<uint64_t>(start.i[0]) +
-                                                          static_cast<uint64_t>(k) *
-                                                              static_cast<uint64_t>(delta.i[0])));
-    }
     set_const(0, std::move(out));
     return true;
   }

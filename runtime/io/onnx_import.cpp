@@ -422,23 +422,31 @@ Graph Importer::run() {
   for (int k = 0; k < gp.node_size(); ++k)
     if (keep[k]) import_node(gp.node(k), k);
   read_outputs();
-  return rebuild();
+  Graph g = rebuild();
+  g.specialised_inputs = specialised_;
+  return g;
 }
 
-std::optional<std::vector<int64_t>> Importer::given_input_value(int k) {
+std::optional<ConstTensor> Importer::given_input(int k) {
   auto given = options_.input_values.find(cur_->input(k));
   const Slot& s = slot(cur_->input(k));
   if (given == options_.input_values.end() || !s.rt ||
       std::find(graph_inputs_.begin(), graph_inputs_.end(), *s.rt) == graph_inputs_.end())
     return std::nullopt;
   const std::string what = "input " + std::to_string(k) + " '" + cur_->input(k) + "': ";
-  if (!is_int(dtype(k)))
-    throw Error(what + "a value is given for it, but it is not an integer tensor");
-  if (static_cast<int64_t>(given->second.size()) != numel(shape(k)))
-    throw Error(what + "the value given has " + std::to_string(given->second.size()) +
+  const HostTensor& t = given->second;
+  if (t.dtype() != dtype(k))
+    throw Error(what + "the value given is " + std::string(dtype_name(t.dtype())) +
+                ", the model declares " + std::string(dtype_name(dtype(k))));
+  if (t.numel() != numel(shape(k)))
+    throw Error(what + "the value given has " + std::to_string(t.numel()) +
                 " elements, its shape " + to_string(shape(k)) + " holds " +
                 std::to_string(numel(shape(k))));
-  return given->second;
+  if (std::find(specialised_.begin(), specialised_.end(), given->first) == specialised_.end())
+    specialised_.push_back(given->first);
+  ConstTensor c = from_host(t);
+  c.shape = shape(k);
+  return c;
 }
 
 }  // namespace onnx_detail

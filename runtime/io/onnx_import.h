@@ -14,6 +14,7 @@
 #include <string>
 
 #include "runtime/ir/graph.h"
+#include "runtime/ir/tensor.h"
 
 namespace hf {
 
@@ -27,11 +28,13 @@ struct OnnxImportOptions {
   // Whether every input_shapes entry must name a graph input and have its rank (a user's
   // explicit shapes, hotfuse-run --shape); otherwise entries that fit no input are ignored.
   bool input_shapes_strict = false;
-  // Values of integer graph inputs, used only where the importer needs a constant and the
-  // model gives a run-time value (a Reshape's shape, Squeeze's or ReduceSum's axes,
-  // ConstantOfShape's shape, ...): the graph is specialised to them. The input stays a
-  // graph input. `hotfuse-run --check` takes them from the test data (docs/onnx.md).
-  std::map<std::string, std::vector<int64_t>> input_values;
+  // Values of graph inputs (any numeric type, in the input's own type), used only where the
+  // importer needs a constant and the model gives a run-time value: a Reshape's shape,
+  // Squeeze's or ReduceSum's axes, Resize's scales, OneHot's depth, Range's bounds, a window
+  // function's size, Dropout's training_mode, ... The graph is specialised to them and lists
+  // them in Graph::specialised_inputs; the input stays a graph input. `hotfuse-run --check`
+  // and `--inputs` take them from the data files (docs/onnx.md, "Values given as inputs").
+  std::map<std::string, HostTensor> input_values;
 };
 
 // Reads and verifies a model. Graph inputs are the model's inputs that are not

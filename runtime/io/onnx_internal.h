@@ -72,8 +72,9 @@ struct ConstTensor {
 
 ConstTensor make_const(int32_t type, Shape shape);  // zero-filled
 ConstTensor int64_tensor(Shape shape, std::vector<int64_t> values);
-double round_to(int32_t type, double v);   // float types: rounded as the runtime stores it
-int64_t wrap_to(int32_t type, int64_t v);  // integer types: modulo the width; BOOL: != 0
+ConstTensor from_host(const HostTensor& t);  // its elements, in its own type
+double round_to(int32_t type, double v);     // float types: rounded as the runtime stores it
+int64_t wrap_to(int32_t type, int64_t v);    // integer types: modulo the width; BOOL: != 0
 // Element k of `from` converted as ONNX Cast (and hotfuse TypeCvt) converts it, stored in `to`.
 void cast_element(const ConstTensor& from, int64_t k, ConstTensor& to, int64_t at);
 
@@ -237,6 +238,7 @@ class Importer {
   void lower_gather_elements();
   void lower_hardmax();
   void lower_trilu();
+  void fold_window(const ConstTensor& size);  // Hann/Hamming/BlackmanWindow (onnx_fold.cpp)
   void lower_nll();
   void lower_softmax_cross_entropy();
   // layout ops from Slice/Concat/Broadcast/Reshape/Dimshuffle (onnx_lower_layout.cpp)
@@ -260,8 +262,12 @@ class Importer {
   void lower_gather();
   std::optional<std::vector<int64_t>> axes_arg(int input, const char* attr_name);
   std::vector<int64_t> const_ints(int k, const char* what);
-  // OnnxImportOptions::input_values for input k when it is a graph input given there.
-  std::optional<std::vector<int64_t>> given_input_value(int k);
+  // OnnxImportOptions::input_values for input k when it is a graph input given there (then
+  // recorded in Graph::specialised_inputs).
+  std::optional<ConstTensor> given_input(int k);
+  // Input k's value at import time: a constant, or a graph input's given value. Else an
+  // error naming `what` and saying how to give it.
+  ConstTensor known(int k, const char* what);
   [[noreturn]] void unsupported(const std::string& why = "");
 
   const pb::ModelProto& model_;
@@ -274,6 +280,7 @@ class Importer {
   std::vector<std::string> bound_;            // ONNX names in the order they were bound
   std::unordered_set<std::string> reserved_;  // every ONNX value name
   std::unordered_set<std::string> initializer_names_;
+  std::vector<std::string> specialised_;  // graph inputs whose given values were used
   std::vector<ValueId> graph_inputs_;
   std::vector<ValueId> graph_outputs_;
   std::vector<std::string> output_names_;

@@ -232,15 +232,18 @@ void Importer::unsupported(const std::string& why) {
   throw Error(why.empty() ? "unsupported op" : "unsupported op (" + why + ")");
 }
 
-std::vector<int64_t> Importer::const_ints(int k, const char* what) {
+ConstTensor Importer::known(int k, const char* what) {
   need_input(cur_, k);
-  if (!is_const(k)) {
-    if (auto given = given_input_value(k)) return *given;
-    throw Error(std::string(what) + " (input " + std::to_string(k) + " '" + cur_->input(k) +
-                "') must be a constant or computable at import time; hotfuse needs static shapes "
-                "(a value given at run time is not supported here)");
-  }
-  const ConstTensor& c = cst(k);
+  if (is_const(k)) return cst(k);
+  if (auto given = given_input(k)) return *given;
+  throw Error(std::string(what) + " (input " + std::to_string(k) + " '" + cur_->input(k) +
+              "') must be a constant or computable at import time, or its value given with "
+              "the input data (--inputs, --check): a value known only at run time is not "
+              "supported (hotfuse plans static shapes)");
+}
+
+std::vector<int64_t> Importer::const_ints(int k, const char* what) {
+  ConstTensor c = known(k, what);
   if (c.floating()) throw Error(std::string(what) + " must be integers");
   return c.ints();
 }
@@ -385,9 +388,12 @@ void Importer::lower_cast(int32_t to) {
 }
 
 void Importer::lower_dropout() {
+  // Training mode drops at random, unless the ratio is 0.
   if (cur_->opset >= 12 && cur_->has_input(2)) {
-    if (!is_const(2)) unsupported("training_mode given at run time");
-    if (cst(2).size() != 1 || cst(2).as_double(0) != 0) unsupported("training_mode=1");
+    const ConstTensor training = known(2, "training_mode");
+    if (training.size() != 1) throw Error("training_mode must have one element");
+    if (training.as_double(0) != 0 && (!cur_->has_input(1) || known(1, "ratio").as_double(0) != 0))
+      unsupported("training_mode=1 with a ratio above 0: random dropout");
   }
   alias(0, 0);
   if (cur_->wants_output(1)) {  // the mask: everything kept
@@ -758,9 +764,12 @@ void Importer::lower() {
     return set_rt(0, broadcast_to(rt(0), *out));
   }
   if (lower_nn()) return;  // onnx_lower_nn.cpp
-  static const std::unordered_set<std::string> fold_only = {"Range"};
+  static const std::unordered_set<std::string> fold_only = {"Range", "HannWindow", "HammingWindow",
+                                                            "BlackmanWindow"};
   if (fold_only.count(op))
-    unsupported("on run-time data; " + op + " is only folded when its inputs are constants");
+    unsupported("on run-time data; " + op +
+                " is only folded, when its inputs are constants or their values are given with "
+                "the input data (--inputs, --check)");
   unsupported();
 }
 

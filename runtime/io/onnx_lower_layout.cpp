@@ -178,10 +178,8 @@ void Importer::lower_resize() {
   if (upsample && opset < 9) {
     scales = cur_->attr_floats("scales");
   } else if (cur_->has_input(scales_input) && numel(shape(scales_input)) > 0) {
-    if (!is_const(scales_input))
-      throw Error("scales must be a constant (a value given at run time is not supported)");
-    for (int64_t k = 0; k < cst(scales_input).size(); ++k)
-      scales.push_back(cst(scales_input).as_double(k));
+    const ConstTensor given = known(scales_input, "scales");
+    for (int64_t k = 0; k < given.size(); ++k) scales.push_back(given.as_double(k));
   } else if (!upsample && opset >= 11 && cur_->has_input(3)) {
     sizes = const_ints(3, "sizes");
   } else {
@@ -283,11 +281,9 @@ void Importer::lower_tile() {
 void Importer::lower_onehot() {
   ValueId idx = rt(0);
   // Any numeric type; a graph input's value only where the data gives it (--check).
-  std::vector<int64_t> d = is_const(1) && cst(1).floating()
-                               ? std::vector<int64_t>{static_cast<int64_t>(cst(1).as_double(0))}
-                               : const_ints(1, "depth");
+  const ConstTensor d = known(1, "depth");
   if (d.size() != 1) throw Error("depth must have one element");
-  const int64_t depth = d[0];
+  const int64_t depth = static_cast<int64_t>(d.as_double(0));
   if (depth < 1 || depth > (int64_t(1) << 31)) throw Error("depth must be >= 1");
   if (checked_numel(shape(2), "values") != 2) throw Error("values must have two elements");
   const int rank = static_cast<int>(shape_of(idx).size()) + 1;

@@ -323,6 +323,12 @@ void check_count(const Field& field, int64_t n, const char* name) {
 
 }  // namespace
 
+ConstTensor from_host(const HostTensor& t) {
+  ConstTensor c = make_const(to_elem_type(t.dtype()), t.shape());
+  decode_raw(std::string(static_cast<const char*>(t.data()), t.bytes()), c);
+  return c;
+}
+
 int64_t tensor_bytes(const TP& t) {
   return checked_numel(Shape(t.dims().begin(), t.dims().end()), "tensor") *
          static_cast<int64_t>(is_numeric_elem(t.data_type()) ? raw_size(t.data_type()) : 1);

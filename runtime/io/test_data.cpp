@@ -1,6 +1,7 @@
 #include "runtime/io/test_data.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <unordered_map>
 
@@ -31,11 +32,38 @@ std::vector<fs::path> test_data_sets(const fs::path& dir) {
   return out;
 }
 
+bool same_value(const HostTensor& a, const HostTensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
+         (a.bytes() == 0 || std::memcmp(a.data(), b.data(), a.bytes()) == 0);
+}
+
+namespace {
+
+bool same_values(const std::map<std::string, HostTensor>& a,
+                 const std::map<std::string, HostTensor>& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](auto& x, auto& y) {
+           return x.first == y.first && same_value(x.second, y.second);
+         });
+}
+
+}  // namespace
+
+bool same_import(const OnnxImportOptions& a, const OnnxImportOptions& b,
+                 const std::vector<std::string>& specialised) {
+  if (a.input_shapes != b.input_shapes) return false;
+  for (const std::string& name : specialised) {
+    auto x = a.input_values.find(name), y = b.input_values.find(name);
+    if (x == a.input_values.end() || y == b.input_values.end() || !same_value(x->second, y->second))
+      return false;
+  }
+  return true;
+}
+
 OnnxImportOptions import_options_from(const std::vector<fs::path>& sets) {
   OnnxImportOptions opt;
   for (size_t s = 0; s < sets.size(); ++s) {
     std::map<std::string, Shape> shapes;
-    std::map<std::string, std::vector<int64_t>> values;
+    std::map<std::string, HostTensor> values;
     std::error_code ec;
     for (int k = 0; fs::exists(sets[s] / ("input_" + std::to_string(k) + ".pb"), ec); ++k) {
       NamedTensor t;
@@ -46,25 +74,21 @@ OnnxImportOptions import_options_from(const std::vector<fs::path>& sets) {
       }
       if (t.name.empty()) continue;
       shapes[t.name] = t.tensor.shape();
-      DType d = t.tensor.dtype();
-      if ((d != DType::I32 && d != DType::I64) || t.tensor.numel() > 4096) continue;
-      std::vector<int64_t>& v = values[t.name];
-      for (int64_t i = 0; i < t.tensor.numel(); ++i)
-        v.push_back(d == DType::I64 ? t.tensor.as<int64_t>()[i] : t.tensor.as<int32_t>()[i]);
+      if (t.tensor.numel() <= kMaxGivenValue) values[t.name] = t.tensor;
     }
     if (s == 0) {
       opt.input_shapes = std::move(shapes);
       opt.input_values = std::move(values);
       continue;
     }
-    auto keep_shared = [](auto& shared, const auto& here) {
-      std::erase_if(shared, [&](const auto& kv) {
-        auto it = here.find(kv.first);
-        return it == here.end() || it->second != kv.second;
-      });
-    };
-    keep_shared(opt.input_shapes, shapes);
-    keep_shared(opt.input_values, values);
+    std::erase_if(opt.input_shapes, [&](const auto& kv) {
+      auto it = shapes.find(kv.first);
+      return it == shapes.end() || it->second != kv.second;
+    });
+    std::erase_if(opt.input_values, [&](const auto& kv) {
+      auto it = values.find(kv.first);
+      return it == values.end() || !same_value(it->second, kv.second);
+    });
   }
   return opt;
 }
@@ -74,7 +98,8 @@ std::vector<DataSetGroup> group_data_sets(const std::vector<fs::path>& sets) {
   for (const fs::path& set : sets) {
     OnnxImportOptions o = import_options_from({set});
     auto same = [&](const DataSetGroup& g) {
-      return g.options.input_shapes == o.input_shapes && g.options.input_values == o.input_values;
+      return g.options.input_shapes == o.input_shapes &&
+             same_values(g.options.input_values, o.input_values);
     };
     auto it = std::find_if(groups.begin(), groups.end(), same);
     if (it == groups.end()) it = groups.insert(groups.end(), DataSetGroup{std::move(o), {}});

@@ -109,6 +109,10 @@ class Graph {
   int live_node_count() const;
 
   std::string name;
+  // Graph inputs whose values this graph was specialised to (an ONNX model that sizes
+  // something by an input's value: OnnxImportOptions::input_values). It is right only for
+  // those values; the other inputs may take any value.
+  std::vector<std::string> specialised_inputs;
 
  private:
   ValueId new_value(Value v);

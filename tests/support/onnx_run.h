@@ -15,13 +15,13 @@
 
 namespace hf::test::onnx {
 
-inline Graph import(const Model& m) {
-  return parse_graph_onnx(m.bytes(), "m.onnx");
+inline Graph import(const Model& m, const OnnxImportOptions& options = {}) {
+  return parse_graph_onnx(m.bytes(), "m.onnx", {}, options);
 }
 
-inline std::string import_error(const Model& m) {
+inline std::string import_error(const Model& m, const OnnxImportOptions& options = {}) {
   try {
-    import(m);
+    import(m, options);
   } catch (const Error& e) {
     return e.what();
   }
@@ -36,8 +36,9 @@ inline HostTensor tensor(DType t, const Shape& s, const std::vector<double>& v) 
 }
 
 // Runs the imported graph unfused on the CPU; every output's elements as doubles.
-inline std::vector<std::vector<double>> run(const Model& m, const std::vector<HostTensor>& in) {
-  Graph g = import(m);
+inline std::vector<std::vector<double>> run(const Model& m, const std::vector<HostTensor>& in,
+                                            const OnnxImportOptions& options = {}) {
+  Graph g = import(m, options);
   cpu::CpuBackend backend;
   Executor exec(g, backend);
   std::vector<TensorView> views;
