@@ -84,6 +84,36 @@ TEST(OnnxGivenValues, RangeOfGivenBounds) {
   EXPECT_NE(import_error(m, o).find("Range is only folded"), std::string::npos);
 }
 
+// Range's limit computed from a given input (Cast, Add): the input is a constant for the
+// whole import, so the ops before Range fold. The data input x stays an input.
+TEST(OnnxGivenValues, ValuesComputedFromGivenInputsFold) {
+  Model m(13);
+  m.input("n", TP::INT64, {});
+  m.input("x", TP::FLOAT, {3});
+  m.init_floats("zero", {}, {0});
+  m.init_floats("one", {}, {1});
+  m.node("Cast", {"n"}, {"nf"}).add_attribute()->CopyFrom([] {
+    pb::AttributeProto a;
+    a.set_name("to");
+    a.set_type(pb::AttributeProto::INT);
+    a.set_i(TP::FLOAT);
+    return a;
+  }());
+  m.node("Add", {"nf", "one"}, {"limit"});
+  m.node("Range", {"zero", "limit", "one"}, {"r"});
+  m.node("Mul", {"x", "x"}, {"y"});
+  m.output("r");
+  m.output("y");
+  OnnxImportOptions o = given("n", tensor(DType::I64, {}, {2}));
+  o.input_values["x"] = tensor(DType::F32, {3}, {1, 2, 3});
+  Graph g = import(m, o);
+  EXPECT_EQ(g.specialised_inputs, (std::vector<std::string>{"n"}));
+  auto out = run(m, {o.input_values["n"], tensor(DType::F32, {3}, {4, 5, 6})}, o);
+  expect_near_all(out[0], {0, 1, 2});
+  expect_near_all(out[1], {16, 25, 36});  // computed from the data given at run time
+  EXPECT_NE(import_error(m).find("Range is only folded"), std::string::npos);
+}
+
 TEST(OnnxGivenValues, ResizeByGivenScales) {
   Model m(13);
   m.input("x", TP::FLOAT, {1, 1, 2, 2});

@@ -116,8 +116,13 @@ const pb::TensorProto* OnnxNode::attr_tensor(const std::string& name) const {
 // --- Importer: driver ---------------------------------------------------------------------
 
 Importer::Importer(const pb::ModelProto& model, std::string origin, fs::path model_dir,
-                   const OnnxImportOptions& options)
-    : model_(model), origin_(std::move(origin)), dir_(std::move(model_dir)), options_(options) {}
+                   const OnnxImportOptions& options,
+                   std::unordered_set<std::string> constant_inputs)
+    : model_(model),
+      origin_(std::move(origin)),
+      dir_(std::move(model_dir)),
+      options_(options),
+      constant_inputs_(std::move(constant_inputs)) {}
 
 void Importer::read_opsets() {
   for (const auto& o : model_.opset_import()) {
@@ -246,6 +251,18 @@ void Importer::read_inputs() {
     slots_[vi.name()].rt = v;
     bound_.push_back(vi.name());
     graph_inputs_.push_back(v);
+    if (constant_inputs_.count(vi.name())) {  // given, and needed through other ops
+      const HostTensor& given = options_.input_values.at(vi.name());
+      if (given.dtype() != *dt || given.shape() != shape)
+        throw Error(what + ": the value given is " + std::string(dtype_name(given.dtype())) + " " +
+                    to_string(given.shape()) + ", the input is " + std::string(dtype_name(*dt)) +
+                    " " + to_string(shape));
+      auto c = std::make_shared<ConstEntry>();
+      c->t = from_host(given);
+      c->materialized = v;  // a run-time op reads the input itself
+      slots_[vi.name()].c = std::move(c);
+      specialised_.push_back(vi.name());
+    }
   }
 }
 
@@ -285,11 +302,37 @@ void Importer::import_node(const pb::NodeProto& p, int index) {
     for (int k = 0; k < p.output_size(); ++k)
       if (!p.output(k).empty() && !slots_.count(p.output(k)))
         throw Error("output " + std::to_string(k) + " ('" + p.output(k) + "') is not supported");
+  } catch (const NeedsGivenInputs& e) {
+    cur_ = nullptr;
+    throw NeedsGivenInputs(n.label + ": " + e.what(), e.inputs);
   } catch (const Error& e) {
     cur_ = nullptr;
     throw Error(n.label + ": " + e.what());
   }
   cur_ = nullptr;
+}
+
+void Importer::need_constant(const std::vector<int>& ks, const std::string& message) {
+  // Graph inputs with given values that the inputs are computed from; a Shape or Size reads
+  // only its input's shape, which is known already.
+  std::vector<std::string> found;
+  std::unordered_set<std::string> seen;
+  std::vector<std::string> todo;
+  for (int k : ks)
+    if (cur_->has_input(k) && !is_const(k)) todo.push_back(cur_->input(k));
+  while (!todo.empty()) {
+    std::string v = std::move(todo.back());
+    todo.pop_back();
+    if (v.empty() || !seen.insert(v).second) continue;
+    if (options_.input_values.count(v) && !constant_inputs_.count(v)) found.push_back(v);
+    auto p = producer_.find(v);
+    if (p == producer_.end()) continue;
+    const pb::NodeProto& node = model_.graph().node(p->second);
+    if (node.op_type() == "Shape" || node.op_type() == "Size") continue;
+    for (const std::string& in : node.input()) todo.push_back(in);
+  }
+  if (found.empty()) throw Error(message);
+  throw NeedsGivenInputs(message, std::move(found));
 }
 
 void Importer::check_declared(const pb::ValueInfoProto& vi, ValueId v) {
@@ -420,6 +463,8 @@ Graph Importer::run() {
       for (const std::string& i : p.input()) needed.insert(i);
   }
   for (int k = 0; k < gp.node_size(); ++k)
+    for (const std::string& o : gp.node(k).output()) producer_.emplace(o, k);
+  for (int k = 0; k < gp.node_size(); ++k)
     if (keep[k]) import_node(gp.node(k), k);
   read_outputs();
   Graph g = rebuild();
@@ -456,8 +501,18 @@ namespace {
 Graph import_model(const onnx_detail::pb::ModelProto& model, const std::string& origin,
                    const std::filesystem::path& model_dir, const OnnxImportOptions& options) {
   try {
-    onnx_detail::Importer imp(model, origin, model_dir, options);
-    Graph g = imp.run();
+    std::unordered_set<std::string> constant_inputs;
+    Graph g;
+    for (;;) {
+      try {
+        g = onnx_detail::Importer(model, origin, model_dir, options, constant_inputs).run();
+        break;
+      } catch (const onnx_detail::NeedsGivenInputs& e) {
+        const size_t before = constant_inputs.size();
+        constant_inputs.insert(e.inputs.begin(), e.inputs.end());
+        if (constant_inputs.size() == before) throw Error(e.what());
+      }
+    }
     if (g.name.empty()) g.name = std::filesystem::path(origin).stem().string();
     return g;
   } catch (const Error& e) {

@@ -119,10 +119,22 @@ struct OnnxNode {
 
 // --- the importer -----------------------------------------------------------------------
 
+// Where the importer needs a constant that is computed, through foldable ops, from graph
+// inputs whose values are given (OnnxImportOptions::input_values; e.g. Range's limit as
+// Cast(size)): the import starts again with those inputs as constants throughout, so the
+// ops between them and the operand fold. A refusal like any other when it names nothing new.
+struct NeedsGivenInputs : Error {
+  NeedsGivenInputs(const std::string& message, std::vector<std::string> names)
+      : Error(message), inputs(std::move(names)) {}
+  std::vector<std::string> inputs;
+};
+
 class Importer {
  public:
+  // `constant_inputs`: graph inputs whose given values (options.input_values) are constants
+  // for the whole import (NeedsGivenInputs).
   Importer(const pb::ModelProto& model, std::string origin, std::filesystem::path model_dir,
-           const OnnxImportOptions& options);
+           const OnnxImportOptions& options, std::unordered_set<std::string> constant_inputs = {});
   Graph run();
 
   // Elements a fold may produce: beyond this the value is computed at run time instead
@@ -266,8 +278,12 @@ class Importer {
   // recorded in Graph::specialised_inputs).
   std::optional<ConstTensor> given_input(int k);
   // Input k's value at import time: a constant, or a graph input's given value. Else an
-  // error naming `what` and saying how to give it.
+  // error naming `what` and saying how to give it (need_constant).
   ConstTensor known(int k, const char* what);
+  // The current node needs inputs `ks` as constants and they are not: NeedsGivenInputs when
+  // they are computed from graph inputs whose values are given and not yet constants,
+  // else hf::Error(message).
+  [[noreturn]] void need_constant(const std::vector<int>& ks, const std::string& message);
   [[noreturn]] void unsupported(const std::string& why = "");
 
   const pb::ModelProto& model_;
@@ -281,6 +297,8 @@ class Importer {
   std::unordered_set<std::string> reserved_;  // every ONNX value name
   std::unordered_set<std::string> initializer_names_;
   std::vector<std::string> specialised_;  // graph inputs whose given values were used
+  std::unordered_set<std::string> constant_inputs_;
+  std::unordered_map<std::string, int> producer_;  // ONNX value name -> index of its node
   std::vector<ValueId> graph_inputs_;
   std::vector<ValueId> graph_outputs_;
   std::vector<std::string> output_names_;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 
 #include "runtime/io/onnx_internal.h"
 #include "runtime/ir/constant.h"
@@ -236,10 +237,11 @@ ConstTensor Importer::known(int k, const char* what) {
   need_input(cur_, k);
   if (is_const(k)) return cst(k);
   if (auto given = given_input(k)) return *given;
-  throw Error(std::string(what) + " (input " + std::to_string(k) + " '" + cur_->input(k) +
-              "') must be a constant or computable at import time, or its value given with "
-              "the input data (--inputs, --check): a value known only at run time is not "
-              "supported (hotfuse plans static shapes)");
+  need_constant({k},
+                std::string(what) + " (input " + std::to_string(k) + " '" + cur_->input(k) +
+                    "') must be a constant or computable at import time, or its value given with "
+                    "the input data (--inputs, --check): a value known only at run time is not "
+                    "supported (hotfuse plans static shapes)");
 }
 
 std::vector<int64_t> Importer::const_ints(int k, const char* what) {
@@ -766,10 +768,13 @@ void Importer::lower() {
   if (lower_nn()) return;  // onnx_lower_nn.cpp
   static const std::unordered_set<std::string> fold_only = {"Range", "HannWindow", "HammingWindow",
                                                             "BlackmanWindow"};
-  if (fold_only.count(op))
-    unsupported("on run-time data; " + op +
-                " is only folded, when its inputs are constants or their values are given with "
-                "the input data (--inputs, --check)");
+  if (fold_only.count(op)) {
+    std::vector<int> all(cur_->num_inputs());
+    std::iota(all.begin(), all.end(), 0);
+    need_constant(all, "unsupported op (on run-time data; " + op +
+                           " is only folded, when its inputs are constants or their values are "
+                           "given with the input data (--inputs, --check))");
+  }
   unsupported();
 }
 
