@@ -397,9 +397,12 @@ TEST(OnnxResize, ErrorsNameTheNode) {
             "m.onnx: node 0 (Resize): roi needs 8 entries");
   s = Spec();
   s.nearest = "nearest";
-  EXPECT_NE(import_error(resize_model(s, {}, {1, 2, 3, 4}).m)
-                .find("nearest_mode 'nearest' is not supported"),
-            std::string::npos);
+  EXPECT_EQ(import_error(resize_model(s, {}, {1, 2, 3, 4}).m),
+            "m.onnx: node 0 (Resize): nearest_mode 'nearest' is not supported");
+  s = Spec();
+  s.coord = "corners";
+  EXPECT_EQ(import_error(resize_model(s, {}, {1, 2, 3, 4}).m),
+            "m.onnx: node 0 (Resize): coordinate_transformation_mode 'corners' is not supported");
   s = Spec();
   s.coord = "half_pixel_symmetric";
   EXPECT_EQ(import_error(resize_model(s, {}, {1, 2, 3, 4}, {}, 18).m),
@@ -412,9 +415,8 @@ TEST(OnnxResize, ErrorsNameTheNode) {
             "m.onnx: node 0 (Resize): scales must be > 0");
   s.mode = "nearest";
   s.antialias = true;
-  EXPECT_NE(import_error(resize_model(s, {}, {1, 2, 3, 4}).m)
-                .find("antialias is not defined for mode nearest"),
-            std::string::npos);
+  EXPECT_EQ(import_error(resize_model(s, {}, {1, 2, 3, 4}).m),
+            "m.onnx: node 0 (Resize): antialias is not defined for mode nearest");
 }
 
 }  // namespace

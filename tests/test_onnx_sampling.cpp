@@ -167,6 +167,12 @@ TEST(OnnxSampling, GridSampleErrors) {
       std::string::npos);
   EXPECT_NE(error(20, {1, 1, 2, 2, 2}, {1, 1, 1, 1, 3}, "cubic").find("cubic mode needs 2 spatial"),
             std::string::npos);
+  Model m(20);
+  m.input("x", TP::FLOAT, {1, 1, 2, 2});
+  m.input("g", TP::FLOAT, {1, 1, 1, 2});
+  set_s(m.node("GridSample", {"x", "g"}, {"y"}), "padding_mode", "wrap");
+  m.output("y");
+  EXPECT_EQ(import_error(m), "m.onnx: node 0 (GridSample): padding_mode 'wrap' is not supported");
 }
 
 // ---- RoiAlign --------------------------------------------------------------------------
@@ -276,11 +282,17 @@ TEST(OnnxSampling, RoiAlignErrors) {
               std::string::npos)
         << e.what();
   }
-  set_s(*m.g->mutable_node(0), "mode", "sum");
-  EXPECT_NE(import_error(m).find("mode 'sum' is not supported (avg or max)"), std::string::npos);
-  set_s(*m.g->mutable_node(0), "mode", "avg");
-  set_s(*m.g->mutable_node(0), "coordinate_transformation_mode", "corners");
-  EXPECT_EQ(import_error(m),
+  auto with = [](const char* key, const char* value) {
+    Model m(16);
+    m.input("x", TP::FLOAT, {1, 1, 4, 4});
+    m.input("r", TP::FLOAT, {1, 4});
+    m.input("b", TP::INT64, {1});
+    set_s(m.node("RoiAlign", {"x", "r", "b"}, {"y"}, "ra"), key, value);
+    m.output("y");
+    return import_error(m);
+  };
+  EXPECT_EQ(with("mode", "sum"), "m.onnx: node 0 'ra' (RoiAlign): mode 'sum' is not supported");
+  EXPECT_EQ(with("coordinate_transformation_mode", "corners"),
             "m.onnx: node 0 'ra' (RoiAlign): coordinate_transformation_mode 'corners' is not "
             "supported");
 }

@@ -82,6 +82,19 @@ void Importer::lower_resize() {
       v11 ? cur_->attr_str("nearest_mode", "round_prefer_floor") : "simple";
   if (mode != "nearest" && mode != "linear" && !(v11 && mode == "cubic"))
     throw Error("mode '" + mode + "' is not supported");
+  auto one_of = [](const std::string& v, std::initializer_list<const char*> names) {
+    for (const char* n : names)
+      if (v == n) return true;
+    return false;
+  };
+  if (!one_of(coord, {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                      "asymmetric", "tf_crop_and_resize", "tf_half_pixel_for_nn"}))
+    throw Error("coordinate_transformation_mode '" + coord + "' is not supported");
+  if (!one_of(rounding, {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple"}) ||
+      (v11 && rounding == "simple"))
+    throw Error("nearest_mode '" + rounding + "' is not supported");
+  if (v18 && mode == "nearest" && cur_->attr_int("antialias", 0) != 0)
+    throw Error("antialias is not defined for mode nearest");
 
   // Output size and the coordinates' scale of every axis.
   std::vector<int64_t> out(xs.begin(), xs.end());

@@ -18,7 +18,10 @@ void Importer::lower_grid_sample() {
   Node n;
   n.op = OpType::GridSample;
   n.attrs["mode"] = mode;
-  n.attrs["padding_mode"] = cur_->attr_str("padding_mode", "zeros");
+  const std::string padding = cur_->attr_str("padding_mode", "zeros");
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    throw Error("padding_mode '" + padding + "' is not supported");
+  n.attrs["padding_mode"] = padding;
   n.attrs["align_corners"] = cur_->attr_int("align_corners", 0);
   n.inputs = {rt(0), rt(1)};
   set_rt(0, emit(std::move(n), "grid_sample"));
@@ -27,7 +30,9 @@ void Importer::lower_grid_sample() {
 void Importer::lower_roi_align() {
   Node n;
   n.op = OpType::RoiAlign;
-  n.attrs["mode"] = cur_->attr_str("mode", "avg");
+  const std::string mode = cur_->attr_str("mode", "avg");
+  if (mode != "avg" && mode != "max") throw Error("mode '" + mode + "' is not supported");
+  n.attrs["mode"] = mode;
   n.attrs["output_height"] = cur_->attr_int("output_height", 1);
   n.attrs["output_width"] = cur_->attr_int("output_width", 1);
   n.attrs["sampling_ratio"] = cur_->attr_int("sampling_ratio", 0);
