@@ -11,6 +11,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "runtime/io/graph_json.h"
 #include "tests/support/onnx_run.h"
 
 namespace hf {
@@ -367,6 +368,31 @@ TEST(OnnxResize, NearestCopiesAnyDtypeExactly) {
   EXPECT_EQ(run(m, {tensor(DType::I64, in, x)})[0], want);
 }
 
+// Linear and cubic in f16 and bf16 (through f32) and f64 (in f64).
+TEST(OnnxResize, FloatTypes) {
+  const std::vector<double> x = values(numel(kIn));  // quarters: exact in every type
+  struct Case {
+    int elem;
+    DType t;
+    double tol;
+  } cases[] = {{TP::FLOAT16, DType::F16, 2e-3},
+               {TP::BFLOAT16, DType::BF16, 1e-2},
+               {TP::DOUBLE, DType::F64, 1e-12}};
+  for (const Case& c : cases)
+    for (const char* mode : {"linear", "cubic"}) {
+      SCOPED_TRACE(std::string(dtype_name(c.t)) + " " + mode);
+      Model m(19);
+      m.input("x", c.elem, {1, 2, 5, 7});
+      m.init_int64s("z", {4}, {1, 2, 8, 3});
+      set_s(m.node("Resize", {"x", "", "", "z"}, {"y"}), "mode", mode);
+      m.output("y");
+      Spec s;
+      s.mode = mode;
+      expect_near(run(m, {tensor(c.t, kIn, x)})[0],
+                  reference(s, x, kIn, {1, 2, 8, 3}, {1, 1, 8.0 / 5, 3.0 / 7}), c.tol);
+    }
+}
+
 // Whole factors in nearest mode stay views (fusable); the rest is one Resize node.
 TEST(OnnxResize, WholeFactorsAreViews) {
   auto ops = [](const Model& m) {
@@ -382,6 +408,49 @@ TEST(OnnxResize, WholeFactorsAreViews) {
   s = Spec();
   s.mode = "linear";
   EXPECT_NE(ops(resize_model(s, {1, 1, 2, 3}, {}).m).find("Resize"), std::string::npos);
+}
+
+// The op itself, as a hand-written graph gives it: scales default to out / in; bad
+// attributes name the node.
+TEST(OnnxResize, GraphJsonOp) {
+  auto graph = [](const std::string& attrs) {
+    return parse_graph_json(
+        R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [1, 2, 5, 7]}], "nodes": [)"
+        R"({"name": "r", "op": "Resize", "attrs": )" +
+            attrs + R"(, "inputs": ["x"]}], "outputs": ["r:0"]})",
+        "test");
+  };
+  Graph g = graph(R"({"sizes": [1, 2, 4, 9], "mode": "cubic"})");
+  cpu::CpuBackend backend;
+  Executor exec(g, backend);
+  const std::vector<double> x = values(numel(kIn));
+  HostTensor in = tensor(DType::F32, kIn, x);
+  std::vector<double> got;
+  const std::vector<TensorView> ins{in.view()};
+  const TensorView out = exec.run(ins)[0];
+  for (int64_t k = 0; k < out.numel(); ++k) got.push_back(load_double(out, k));
+  Spec s;
+  s.mode = "cubic";
+  expect_near(got, reference(s, x, kIn, {1, 2, 4, 9}, {1, 1, 4.0 / 5, 9.0 / 7}));
+  auto error = [&](const std::string& attrs) {
+    try {
+      graph(attrs);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(error(R"({"sizes": [1, 2, 4, 9], "mode": "area"})")
+                .find("node 'r' (Resize): mode 'area' is not supported"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"sizes": [1, 2, 4]})").find("sizes and scales need one entry per axis (4)"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"sizes": [1, 2, 4, 9], "coordinate_transformation_mode": )"
+                  R"("tf_crop_and_resize", "roi": [0, 1]})")
+                .find("roi needs 8 entries"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"sizes": [1, 2, 4, 9], "scales": [1, 1, 0, 1]})").find("scales must be > 0"),
+            std::string::npos);
 }
 
 TEST(OnnxResize, ErrorsNameTheNode) {

@@ -57,7 +57,13 @@ ResizeGeometry resize_geometry(const Node& n, const Shape& in) {
   const size_t rank = in.size();
   if (rank == 0) fail(n, "cannot resize a scalar");
   std::vector<int64_t> sizes = n.attr_ints("sizes");
-  std::vector<double> scales = n.attr_floats("scales");
+  // Without `scales` (a hand-written graph), the coordinates use out / in.
+  std::vector<double> scales;
+  if (n.attrs.count("scales"))
+    scales = n.attr_floats("scales");
+  else
+    for (size_t d = 0; d < rank && sizes.size() == rank; ++d)
+      scales.push_back(in[d] ? double(sizes[d]) / double(in[d]) : 1.0);
   if (sizes.size() != rank || scales.size() != rank)
     fail(n, "sizes and scales need one entry per axis (" + std::to_string(rank) + ")");
   g.in.assign(in.begin(), in.end());

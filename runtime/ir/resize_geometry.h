@@ -40,7 +40,8 @@ struct ResizeGeometry {
   std::vector<double> scale, roi_start, roi_end;
 };
 
-// Attributes: sizes (ints, the output shape), scales (floats, one per axis), roi (floats,
+// Attributes: sizes (ints, the output shape), scales (floats, one per axis; default
+// sizes / input sizes), roi (floats,
 // starts then ends, only with tf_crop_and_resize), mode, coordinate_transformation_mode,
 // nearest_mode (strings), cubic_coeff_a, extrapolation_value (floats), exclude_outside,
 // antialias (0|1). Throws hf::Error naming the node when one is bad.
