@@ -408,6 +408,7 @@ TEST(OnnxResize, WholeFactorsAreViews) {
   s = Spec();
   s.mode = "linear";
   EXPECT_NE(ops(resize_model(s, {1, 1, 2, 3}, {}).m).find("Resize"), std::string::npos);
+  EXPECT_EQ(ops(resize_model(s, {}, {1, 2, 5, 7}).m), "");  // nothing resized: the input itself
 }
 
 // The op itself, as a hand-written graph gives it: scales default to out / in; bad

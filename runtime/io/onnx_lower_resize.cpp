@@ -166,7 +166,11 @@ void Importer::lower_resize() {
   if (g.mode != ResizeMode::Nearest && !is_float(dtype_of(x)))
     throw Error("mode '" + mode + "' needs a float input");
 
-  // Whole factors in nearest mode: views (and a strided Slice) in place of the kernel.
+  // Whole factors in nearest mode: views (and a strided Slice) in place of the kernel; no
+  // axis resized at all (any mode): the input itself.
+  bool identity = true;
+  for (int a = 0; a < rank; ++a) identity = identity && resize_axis_identity(g, a);
+  if (identity) return alias(0, 0);
   bool views = g.mode == ResizeMode::Nearest;
   std::vector<int64_t> factor(rank, 0), start(rank, -1);
   for (int a = 0; views && a < rank; ++a) {
