@@ -145,6 +145,21 @@ TEST(OnnxSampling, GridSampleVolumetric) {
       }
 }
 
+// NaN and infinite grid points read zeros (zeros padding) or an edge (border): no crash.
+TEST(OnnxSampling, GridSampleNonFinitePoints) {
+  const Shape xs{1, 1, 2, 3}, gs{1, 1, 3, 2};
+  const std::vector<double> x{1, 2, 3, 4, 5, 6};
+  const std::vector<double> grid{NAN, 0, INFINITY, 0, -INFINITY, -INFINITY};
+  for (const char* padding : {"zeros", "border", "reflection"})
+    for (const char* mode : {"nearest", "linear", "cubic"}) {
+      SCOPED_TRACE(std::string(mode) + " " + padding);
+      const std::vector<double> y = run_grid(Grid{mode, padding, false}, 20, xs, gs, x, grid);
+      ASSERT_EQ(y.size(), 3u);
+      for (double v : y) EXPECT_TRUE(std::isfinite(v));
+      if (std::string(padding) == "zeros") EXPECT_EQ(y, std::vector<double>(3, 0.0));
+    }
+}
+
 TEST(OnnxSampling, GridSampleErrors) {
   auto error = [](int opset, const std::vector<int64_t>& xs, const std::vector<int64_t>& gs,
                   const char* mode) {
@@ -280,6 +295,16 @@ TEST(OnnxSampling, RoiAlignErrors) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("batch index 3 of roi 0 is out of range for a batch of 1"),
               std::string::npos)
+        << e.what();
+  }
+  // A roi whose size asks for more sampling points than a kernel holds (sampling_ratio 0).
+  r = tensor(DType::F32, {1, 4}, {0, 0, 1e9, 1e9});
+  b = tensor(DType::I64, {1}, {0});
+  try {
+    run(m, {x, r, b});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs more than 2^24 sampling points"), std::string::npos)
         << e.what();
   }
   auto with = [](const char* key, const char* value) {

@@ -75,6 +75,9 @@ void run(const GridSampleGeometry& g, const TensorView& xv, const TensorView& gv
             const float dim = static_cast<float>(g.in[a]);
             const float v = to_float(pt[r - 1 - a]);  // (x, y, z): innermost axis first
             float c = g.align_corners ? (v + 1) / 2 * (dim - 1) : ((v + 1) * dim - 1) / 2;
+            // Far outside (NaN and infinities included): a finite position far outside, so the
+            // index arithmetic below cannot overflow; it reads zeros, the border or a reflection.
+            if (!(std::fabs(c) < 1e9f)) c = c > 0 ? 1e9f : -1e9f;
             const float lo = g.align_corners ? 0.f : -0.5f,
                         hi = g.align_corners ? dim - 1 : dim - 0.5f;
             if (g.mode == GridMode::Nearest) c = std::nearbyint(c);

@@ -14,6 +14,8 @@ namespace hf::cpu {
 
 namespace {
 
+constexpr double kMaxPoints = double(1 << 24);
+
 struct Tap {
   int64_t pos[4] = {0, 0, 0, 0};
   double w[4] = {0, 0, 0, 0};
@@ -47,10 +49,15 @@ void run(const RoiAlignGeometry& g, const TensorView& xv, const TensorView& rv,
         rh = std::max(rh, 1.0);
       }
       const double bh = rh / static_cast<double>(g.out_h), bw = rw / static_cast<double>(g.out_w);
-      const int64_t gh =
-          g.sampling_ratio > 0 ? g.sampling_ratio : static_cast<int64_t>(std::ceil(rh / g.out_h));
-      const int64_t gw =
-          g.sampling_ratio > 0 ? g.sampling_ratio : static_cast<int64_t>(std::ceil(rw / g.out_w));
+      // Sampling points per bin: the attribute, or ceil(roi size / bins) from the roi's own
+      // (run-time) values, which must not ask for more points than a kernel can hold.
+      const double sh = g.sampling_ratio > 0 ? double(g.sampling_ratio) : std::ceil(rh / g.out_h);
+      const double sw = g.sampling_ratio > 0 ? double(g.sampling_ratio) : std::ceil(rw / g.out_w);
+      if (!(sh * sw * double(bins) <= kMaxPoints))
+        throw std::out_of_range("roi " + std::to_string(k) + " (" + std::to_string(x0) + ", " +
+                                std::to_string(y0) + ", " + std::to_string(x1) + ", " +
+                                std::to_string(y1) + ") needs more than 2^24 sampling points");
+      const int64_t gh = static_cast<int64_t>(sh), gw = static_cast<int64_t>(sw);
       const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
       taps.assign(bins * std::max<int64_t>(gh, 0) * std::max<int64_t>(gw, 0), Tap{});
       size_t t = 0;
