@@ -3,6 +3,7 @@
 // accumulate in f32 (f64 for f64), one pass at a time into scratch buffers, and round to
 // the output type once at the end.
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/cpu/kernel_util.h"
@@ -26,6 +27,23 @@ void pass(const A* in, A* out, int64_t outer, int64_t n, int64_t m, int64_t inne
           const ResizeTaps& t, A extra, ThreadPool& pool) {
   const int taps = t.taps;
   std::vector<A> w(t.weight.begin(), t.weight.end());
+  if (inner == 1) {  // the last axis: one output row per task, the taps read in cache
+    pool.parallel_for(outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(m * taps, 1)),
+                      [&](int64_t s, int64_t e) {
+                        for (int64_t o = s; o < e; ++o) {
+                          const A* src = in + o * n;
+                          A* dst = out + o * m;
+                          for (int64_t j = 0; j < m; ++j) {
+                            const int64_t* idx = &t.index[j * taps];
+                            const A* wj = &w[j * taps];
+                            A acc = wj[0] * src[idx[0]];
+                            for (int k = 1; k < taps; ++k) acc += wj[k] * src[idx[k]];
+                            dst[j] = t.extrapolate[j] ? extra : acc;
+                          }
+                        }
+                      });
+    return;
+  }
   const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(inner * taps, 1));
   pool.parallel_for(outer * m, grain, [&](int64_t s, int64_t e) {
     for (int64_t r = s; r < e; ++r) {
@@ -56,21 +74,38 @@ template <class T, class A>
 void interpolate(const ResizeGeometry& g, const std::vector<int>& axes,
                  const std::vector<ResizeTaps>& taps, const TensorView& x, const TensorView& y,
                  ThreadPool& pool) {
+  // Where the storage type is the accumulator (f32, f64), the first pass reads x and the
+  // last writes y in place; scratch holds what lies between (two buffers, ping-pong).
+  constexpr bool direct = std::is_same_v<T, A>;
   std::vector<int64_t> shape = g.in;
-  std::vector<A> cur(x.numel()), next;
-  convert_n(x.as<const T>(), cur.data(), x.numel());
+  std::vector<A> buf[2];
+  const A* src;
+  if constexpr (direct) {
+    src = x.as<const A>();
+  } else {
+    buf[1].resize(x.numel());
+    convert_n(x.as<const T>(), buf[1].data(), x.numel());
+    src = buf[1].data();
+  }
   for (size_t k = 0; k < axes.size(); ++k) {
     const int d = axes[k];
     int64_t outer = 1, inner = 1;
     for (int a = 0; a < d; ++a) outer *= shape[a];
     for (size_t a = d + 1; a < shape.size(); ++a) inner *= shape[a];
-    next.assign(outer * g.out[d] * inner, A(0));
-    pass<A>(cur.data(), next.data(), outer, shape[d], g.out[d], inner, taps[k],
-            static_cast<A>(g.extrapolation), pool);
+    A* dst;
+    if (direct && k + 1 == axes.size()) {
+      dst = reinterpret_cast<A*>(y.data);
+    } else {
+      std::vector<A>& b = buf[k % 2];  // never the one src points into (buf[(k + 1) % 2])
+      b.resize(outer * g.out[d] * inner);
+      dst = b.data();
+    }
+    pass<A>(src, dst, outer, shape[d], g.out[d], inner, taps[k], static_cast<A>(g.extrapolation),
+            pool);
     shape[d] = g.out[d];
-    cur.swap(next);
+    src = dst;
   }
-  convert_n(cur.data(), y.as<T>(), y.numel());
+  if (!direct || axes.empty()) convert_n(src, y.as<T>(), y.numel());
 }
 
 // Nearest: each output element copies one input element (or is the extrapolation value).
