@@ -10,6 +10,7 @@
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/matmul_onednn.h"
 #include "runtime/cpu/nn_kernels.h"
+#include "runtime/cpu/resample_kernels.h"
 #include "runtime/ir/constant.h"
 #include "runtime/ir/epilogue.h"
 #include "runtime/ir/error.h"
@@ -80,6 +81,28 @@ std::unique_ptr<Kernel> CpuBackend::make_nn_kernel(const Graph& g, const Node& n
       return std::make_unique<FnKernel>([axis, &pool, what = describe(n)](auto in, auto out) {
         try {
           gather(axis, in[0], in[1], out[0], pool);
+        } catch (const std::out_of_range& e) {
+          throw Error(what + ": " + e.what());
+        }
+      });
+    }
+    case OpType::Resize: {
+      auto k = std::make_shared<ResizeKernel>(resize_geometry(n, x));
+      return std::make_unique<FnKernel>(
+          [k, &pool](auto in, auto out) { k->run(in[0], out[0], pool); });
+    }
+    case OpType::GridSample: {
+      GridSampleGeometry geo = grid_sample_geometry(n, x, g.value(n.inputs[1]).shape);
+      return std::make_unique<FnKernel>(
+          [geo, &pool](auto in, auto out) { grid_sample(geo, in[0], in[1], out[0], pool); });
+    }
+    case OpType::RoiAlign: {
+      RoiAlignGeometry geo = roi_align_geometry(n, x, g.value(n.inputs[1]).shape,
+                                                g.value(n.inputs[2]).shape);
+      // A batch index out of range is bad input data: an hf::Error naming the node.
+      return std::make_unique<FnKernel>([geo, &pool, what = describe(n)](auto in, auto out) {
+        try {
+          roi_align(geo, in[0], in[1], in[2], out[0], pool);
         } catch (const std::out_of_range& e) {
           throw Error(what + ": " + e.what());
         }
@@ -237,6 +260,9 @@ std::unique_ptr<Kernel> CpuBackend::make_kernel(const Graph& g, const Node& n) {
     case OpType::Concat:
     case OpType::Slice:
     case OpType::Gather:
+    case OpType::Resize:
+    case OpType::GridSample:
+    case OpType::RoiAlign:
       return make_nn_kernel(g, n);
     case OpType::Fused:
       if (dynamic_cast<const HeavyEpilogue*>(n.payload.get())) return make_epilogue_kernel(g, n);

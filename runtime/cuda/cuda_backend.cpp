@@ -307,6 +307,10 @@ std::unique_ptr<Kernel> CudaBackend::make_kernel(const Graph& g, const Node& n) 
     case OpType::Slice:
     case OpType::Gather:
       return make_nn_kernel(*this, g, n);
+    case OpType::Resize:
+    case OpType::GridSample:
+    case OpType::RoiAlign:
+      throw unsupported("no CUDA kernel yet (the CPU backend runs it)");
   }
   throw unsupported("no kernel");
 }

@@ -11,6 +11,8 @@
 //   onnx_lower_norm.cpp  LayerNormalization, BatchNormalization, GroupNormalization,
 //   RMSNormalization
 //   onnx_lower_attention.cpp  Attention and RotaryEmbedding (opsets 23-25)
+//   onnx_lower_resize.cpp  Resize and Upsample
+//   onnx_lower_sampling.cpp  GridSample, RoiAlign, AffineGrid, CenterCropPad
 #pragma once
 #include <onnx/onnx_pb.h>
 
@@ -260,7 +262,12 @@ class Importer {
   void lower_pad();
   void lower_depth_space(bool to_space);
   void lower_tile();
+  // resampling (onnx_lower_resize.cpp, onnx_lower_sampling.cpp)
   void lower_resize();
+  void lower_grid_sample();
+  void lower_roi_align();
+  void lower_affine_grid();
+  void lower_center_crop_pad();
   void lower_onehot();
   void lower_eyelike();
   // convolution, pooling and data movement (onnx_lower_nn.cpp); false: not one of those

@@ -714,6 +714,10 @@ void Importer::lower() {
   if (op == "DepthToSpace" || op == "SpaceToDepth") return lower_depth_space(op == "DepthToSpace");
   if (op == "Tile") return lower_tile();
   if (op == "Resize" || op == "Upsample") return lower_resize();
+  if (op == "GridSample") return lower_grid_sample();
+  if (op == "RoiAlign") return lower_roi_align();
+  if (op == "AffineGrid") return lower_affine_grid();
+  if (op == "CenterCropPad") return lower_center_crop_pad();
   if (op == "OneHot") return lower_onehot();
   if (op == "EyeLike") return lower_eyelike();
   if (op == "NegativeLogLikelihoodLoss") return lower_nll();

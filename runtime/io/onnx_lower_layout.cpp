@@ -1,7 +1,7 @@
 // ONNX layout ops on run-time data built from the op table's Slice, Concat, Broadcast,
 // Reshape and Dimshuffle: Pad (constant, edge, reflect and wrap modes, negative pads crop),
-// DepthToSpace / SpaceToDepth, Tile, Resize/Upsample (nearest by whole factors); and OneHot and
-// EyeLike from an index comparison. On constants, Tile was folded already (onnx_fold.cpp).
+// DepthToSpace / SpaceToDepth, Tile; and OneHot and EyeLike from an index comparison. On
+// constants, Tile was folded already (onnx_fold.cpp). Resize is onnx_lower_resize.cpp.
 #include <cmath>
 #include <limits>
 
@@ -157,105 +157,6 @@ void Importer::lower_depth_space(bool to_space) {
   }
   ValueId y = op1(OpType::Dimshuffle, {{"perm", perm}}, reshape(x, mid));
   set_rt(0, reshape(y, out));
-}
-
-// Resize (opsets 10-19) and Upsample (7-9) in nearest mode by whole factors, where the
-// coordinate transformation and rounding make the result a repeat of every element (up)
-// or every d-th element (down): a Reshape, Broadcast and Reshape, or a strided Slice. Axes
-// whose size does not change take any mode. Linear and cubic modes, other factors and the
-// combinations that do not reduce to a repeat (align_corners, asymmetric with ceil, ...)
-// are refused.
-void Importer::lower_resize() {
-  ValueId x = rt(0);
-  const Shape xs = shape_of(x);
-  const int rank = static_cast<int>(xs.size());
-  const bool upsample = cur_->op() == "Upsample";
-  const int opset = cur_->opset;
-  // Per-axis output sizes: from `sizes` or floor(size * scale).
-  std::vector<double> scales;
-  std::vector<int64_t> sizes;
-  int scales_input = upsample ? 1 : opset >= 11 ? 2 : 1;
-  if (upsample && opset < 9) {
-    scales = cur_->attr_floats("scales");
-  } else if (cur_->has_input(scales_input) && numel(shape(scales_input)) > 0) {
-    const ConstTensor given = known(scales_input, "scales");
-    for (int64_t k = 0; k < given.size(); ++k) scales.push_back(given.as_double(k));
-  } else if (!upsample && opset >= 11 && cur_->has_input(3)) {
-    sizes = const_ints(3, "sizes");
-  } else {
-    throw Error("needs scales or sizes");
-  }
-  std::vector<int64_t> axes;
-  if (!upsample && opset >= 18 && cur_->has_attr("axes")) {
-    const std::vector<int64_t> given = *cur_->attr_ints("axes");
-    for (int64_t a : given) axes.push_back(norm_axis(a, rank, "axes entry"));
-  } else {
-    for (int a = 0; a < rank; ++a) axes.push_back(a);
-  }
-  if ((scales.empty() ? sizes.size() : scales.size()) != axes.size())
-    throw Error("scales or sizes need one entry per axis (" + std::to_string(axes.size()) + ")");
-  if (!sizes.empty() && opset >= 18 &&
-      cur_->attr_str("keep_aspect_ratio_policy", "stretch") != "stretch")
-    throw Error("keep_aspect_ratio_policy other than stretch is not supported");
-  const std::string mode = cur_->attr_str("mode", "nearest");
-  const std::string coord = !upsample && opset >= 11
-                                ? cur_->attr_str("coordinate_transformation_mode", "half_pixel")
-                                : "asymmetric";
-  const std::string rounding =
-      !upsample && opset >= 11 ? cur_->attr_str("nearest_mode", "round_prefer_floor") : "floor";
-  // tf_crop_and_resize crops to its roi even where a size does not change.
-  if (coord == "tf_crop_and_resize")
-    throw Error("coordinate_transformation_mode 'tf_crop_and_resize' is not supported");
-  const bool half_pixel = coord == "half_pixel" || coord == "pytorch_half_pixel" ||
-                          (coord == "half_pixel_symmetric" && opset >= 19);
-  const bool prefer_floor = rounding == "floor" || rounding == "round_prefer_floor";
-  for (size_t k = 0; k < axes.size(); ++k) {
-    const int a = static_cast<int>(axes[k]);
-    const int64_t n = shape_of(x)[a];
-    int64_t m;
-    if (!sizes.empty()) {
-      m = sizes[k];
-    } else {
-      if (!(scales[k] > 0) || scales[k] > 1e6) throw Error("scales must be > 0");
-      m = static_cast<int64_t>(std::floor(double(n) * scales[k]));
-    }
-    if (m == n) continue;
-    if (mode != "nearest")
-      throw Error("mode '" + mode + "' is not supported where a size changes (only nearest)");
-    if (n > 0 && m > n && m % n == 0) {
-      const int64_t f = m / n;
-      bool repeat =
-          (coord == "asymmetric" &&
-           (rounding == "floor" || (rounding == "round_prefer_floor" && f <= 2))) ||
-          (half_pixel && (rounding == "round_prefer_floor" || rounding == "round_prefer_ceil"));
-      if (!repeat)
-        throw Error("nearest with coordinate_transformation_mode '" + coord +
-                    "' and nearest_mode '" + rounding + "' by " + std::to_string(f) +
-                    " is not supported (not a repeat)");
-      Shape one = shape_of(x), wide, out = shape_of(x);
-      one.insert(one.begin() + a + 1, 1);
-      wide = one;
-      wide[a + 1] = f;
-      out[a] = m;
-      x = reshape(broadcast_to(reshape(x, one), wide), out);
-    } else if (m > 0 && m < n && n % m == 0) {
-      const int64_t d = n / m;
-      int64_t start;
-      if (coord == "asymmetric")
-        start = 0;          // x = d * o, an integer whatever the rounding
-      else if (half_pixel)  // x = d * o + (d - 1) / 2
-        start = d % 2 ? (d - 1) / 2 : prefer_floor ? (d - 2) / 2 : d / 2;
-      else
-        throw Error("nearest with coordinate_transformation_mode '" + coord +
-                    "' is not supported where a size shrinks");
-      x = slice_axis(x, a, start, n, d);
-    } else {
-      throw Error("resizing axis " + std::to_string(a) + " from " + std::to_string(n) + " to " +
-                  std::to_string(m) + " is not supported (only whole factors)");
-    }
-  }
-  if (x == rt(0)) return alias(0, 0);
-  set_rt(0, x);
 }
 
 // x tiled repeats[k] times along axis k: x viewed as [1, d0, 1, d1, ...], broadcast to

@@ -6,6 +6,8 @@
 
 #include "runtime/ir/error.h"
 #include "runtime/ir/nn_geometry.h"
+#include "runtime/ir/resize_geometry.h"
+#include "runtime/ir/sampling_geometry.h"
 #include "runtime/ops/reduce_mode.h"
 
 namespace hf {
@@ -258,6 +260,28 @@ std::vector<ValueType> infer_op(const Node& n, const std::vector<ValueType>& in)
     case OpType::Slice:
     case OpType::Gather:
       return infer_nn_outputs(n, in);
+    case OpType::Resize: {
+      ResizeGeometry g = resize_geometry(n, in[0].shape);
+      if (g.mode != ResizeMode::Nearest && !is_float(in[0].dtype))
+        fail(n, "linear and cubic modes need a float input");
+      return {{in[0].dtype, Shape(g.out.begin(), g.out.end())}};
+    }
+    case OpType::GridSample: {
+      GridSampleGeometry g = grid_sample_geometry(n, in[0].shape, in[1].shape);
+      if (!is_float(in[0].dtype) || !is_float(in[1].dtype))
+        fail(n, "x and grid must be float tensors");
+      Shape out{g.n, g.c};
+      out.insert(out.end(), g.out.begin(), g.out.end());
+      return {{in[0].dtype, out}};
+    }
+    case OpType::RoiAlign: {
+      RoiAlignGeometry g = roi_align_geometry(n, in[0].shape, in[1].shape, in[2].shape);
+      if (!is_float(in[0].dtype) || in[1].dtype != in[0].dtype)
+        fail(n, "x and rois must be float tensors of one type");
+      if (in[2].dtype != DType::I64 && in[2].dtype != DType::I32)
+        fail(n, "batch_indices must be i64 or i32");
+      return {{in[0].dtype, {g.rois, g.c, g.out_h, g.out_w}}};
+    }
     case OpType::Fused: {
       auto* sig = dynamic_cast<const FusedSignature*>(n.payload.get());
       if (!sig) fail(n, "fused node without a kernel spec");
