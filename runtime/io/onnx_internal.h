@@ -13,6 +13,7 @@
 //   onnx_lower_attention.cpp  Attention and RotaryEmbedding (opsets 23-25)
 //   onnx_lower_rnn.cpp  RNN, GRU and LSTM unrolled over the sequence
 //   onnx_lower_order.cpp  CumSum, CumProd, TopK, ReverseSequence
+//   onnx_lower_einsum.cpp  Einsum
 #pragma once
 #include <onnx/onnx_pb.h>
 
@@ -227,6 +228,7 @@ class Importer {
   void lower_cumulative(bool product);  // CumSum, CumProd
   void lower_topk();
   void lower_reverse_sequence();
+  void lower_einsum();  // onnx_lower_einsum.cpp
   void lower_matmul();
   void lower_gemm();
   void lower_clip();

@@ -717,6 +717,7 @@ void Importer::lower() {
   if (op == "CumSum" || op == "CumProd") return lower_cumulative(op == "CumProd");
   if (op == "TopK") return lower_topk();
   if (op == "ReverseSequence") return lower_reverse_sequence();
+  if (op == "Einsum") return lower_einsum();
   if (op == "MatMul") return lower_matmul();
   if (op == "Gemm") return lower_gemm();
 
