@@ -69,17 +69,19 @@ std::vector<double> naive(const std::string& eq, const std::vector<std::vector<i
 }
 
 // Runs `eq` (with '...' allowed) and compares it with naive(ref_eq) over the same data.
+// f32 contractions of two operands take the MatMul path, f64 ones the product path.
 void check(const std::string& eq, const std::vector<std::vector<int64_t>>& shapes,
-           const std::string& ref_eq = "") {
+           const std::string& ref_eq = "", int elem = TP::FLOAT) {
+  const DType dt = elem == TP::FLOAT ? DType::F32 : DType::F64;
   Model m(12);
   std::vector<std::string> names;
   std::vector<HostTensor> in;
   std::vector<std::vector<double>> data;
   for (size_t k = 0; k < shapes.size(); ++k) {
     names.push_back("x" + std::to_string(k));
-    m.input(names.back(), TP::FLOAT, shapes[k]);
+    m.input(names.back(), elem, shapes[k]);
     data.push_back(values(numel(shapes[k]), static_cast<int>(k) + 1));
-    in.push_back(tensor(DType::F32, Shape(shapes[k].begin(), shapes[k].end()), data.back()));
+    in.push_back(tensor(dt, Shape(shapes[k].begin(), shapes[k].end()), data.back()));
   }
   set_s(m.node("Einsum", names, {"y"}), "equation", eq);
   m.output("y");
@@ -102,6 +104,38 @@ TEST(OnnxEinsum, ContractionsWithOddSizes) {
   check("bhqd,bhkd->bhqk", {{2, 3, 5, 4}, {2, 3, 3, 4}});
   check("ij,jk,kl->il", {{2, 3}, {3, 4}, {4, 5}});
   check("abc,cd->ba", {{2, 3, 5}, {5, 3}});  // d summed in the second operand alone
+  check("ij,kj->ki", {{3, 4}, {5, 4}});
+  check("...ij,...jk", {{1, 2, 3}, {4, 3, 5}}, "bij,bjk->bik");  // broadcast batch
+}
+
+// Which path a contraction took: the number of MatMul nodes in the imported graph.
+int matmuls(const std::string& eq, int elem, const std::vector<std::vector<int64_t>>& shapes) {
+  Model m(12);
+  std::vector<std::string> names;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    names.push_back("x" + std::to_string(k));
+    m.input(names.back(), elem, shapes[k]);
+  }
+  set_s(m.node("Einsum", names, {"y"}), "equation", eq);
+  m.output("y");
+  int n = 0;
+  for (const Node& node : import(m).nodes()) n += node.op == OpType::MatMul;
+  return n;
+}
+
+TEST(OnnxEinsum, F32ContractionsOfTwoAreOneMatMul) {
+  EXPECT_EQ(matmuls("bij,bjk->bik", TP::FLOAT, {{3, 2, 5}, {3, 5, 7}}), 1);
+  EXPECT_EQ(matmuls("i,i", TP::FLOAT, {{7}, {7}}), 1);
+  EXPECT_EQ(matmuls("i,j->ij", TP::FLOAT, {{3}, {5}}), 0);  // nothing summed: a MUL
+  EXPECT_EQ(matmuls("bij,bjk->bik", TP::DOUBLE, {{3, 2, 5}, {3, 5, 7}}), 0);
+}
+
+TEST(OnnxEinsum, ContractionsByProductAndReduce) {
+  check("bij,bjk->bik", {{3, 2, 5}, {3, 5, 7}}, "", TP::DOUBLE);
+  check("i,i->", {{7}, {7}}, "", TP::DOUBLE);
+  check("bhqd,bhkd->bhqk", {{2, 3, 5, 4}, {2, 3, 3, 4}}, "", TP::DOUBLE);
+  check("...ij,...jk", {{1, 2, 3}, {4, 3, 5}}, "bij,bjk->bik", TP::DOUBLE);
+  check("abc,cd->ba", {{2, 3, 5}, {5, 3}}, "", TP::DOUBLE);
 }
 
 TEST(OnnxEinsum, OneOperandTransposeSumsAndDiagonals) {
@@ -159,7 +193,8 @@ TEST(OnnxEinsum, Errors) {
   has(err("i1->i", {{2, 3}}), "not a letter or '...'");
   has(err("ij->ii", {{2, 3}}), "the output repeats a label");
   has(err("...i->i", {{2, 3}}), "the output does not");
-  has(err("ij,jk->ik", {{1024, 1024}, {1024, 1024}}), "more than hotfuse's lowering allows");
+  has(err("ij,jk,kl->il", {{256, 256}, {256, 256}, {256, 256}}),
+      "more than hotfuse's lowering allows");
 }
 
 }  // namespace

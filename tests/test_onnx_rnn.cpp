@@ -106,8 +106,9 @@ Result reference(const Case& c) {
   res.y.assign(S * D * B * H, 0);
   res.yh.assign(D * B * H, 0);
   res.yc.assign(D * B * H, 0);
+  // clip bounds the gates' inputs, not the cell state h() takes (onnxruntime's reading)
   auto act = [&](int64_t d, size_t k, double v) {
-    if (c.clip) v = std::min(*c.clip, std::max(-*c.clip, v));
+    if (c.clip && !(c.op == "LSTM" && k == 2)) v = std::min(*c.clip, std::max(-*c.clip, v));
     return apply(acts[d * per + k], v);
   };
   for (int64_t d = 0; d < D; ++d)

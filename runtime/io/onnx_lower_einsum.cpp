@@ -1,5 +1,7 @@
-// ONNX Einsum (opset 12): every operand laid over one axis order (the output's labels, then
-// the summed ones) by a Dimshuffle that inserts size-1 axes for its missing labels, the
+// ONNX Einsum (opset 12). Two f32 operands with a label summed between them are one batched
+// MatMul (Dimshuffle and Reshape to [batch..., M, K] and [batch..., K, N], the product put back
+// in the output's order). Otherwise every operand is laid over one axis order (the output's labels,
+// then the summed ones) by a Dimshuffle that inserts size-1 axes for its missing labels, the
 // operands multiplied (MUL broadcasts), and the summed labels reduced (Reduce SUM). Mul and
 // Reduce fuse into one kernel under fusion. A label summed that only one operand has is
 // reduced in that operand first; a label repeated within one operand (a diagonal, "ii->i")
@@ -182,6 +184,60 @@ void Importer::lower_einsum() {
     if (!alone.empty()) {
       x = reduce(x, "SUM", alone, false);
       ls = kept;
+    }
+  }
+
+  // Two f32 operands with a label summed between them: a batched MatMul, A as
+  // [batch..., M (its own labels), K (the summed ones)] and B as [batch..., K, N].
+  if (count == 2 && t == DType::F32) {
+    auto has = [](const Labels& ls, int l) {
+      return std::find(ls.begin(), ls.end(), l) != ls.end();
+    };
+    Labels batch, afree, bfree, summed;
+    for (int l : ops[0]) (has(ops[1], l) ? (in_out(l) ? batch : summed) : afree).push_back(l);
+    for (int l : ops[1])
+      if (!has(ops[0], l)) bfree.push_back(l);
+    if (!summed.empty()) {
+      auto arrange = [&](int k, const Labels& mid, const Labels& last) {
+        std::vector<int64_t> perm;
+        Shape s;
+        const Shape& xs_k = shape_of(xs[k]);
+        auto pos = [&](int l) {
+          return static_cast<int64_t>(std::find(ops[k].begin(), ops[k].end(), l) - ops[k].begin());
+        };
+        for (int l : batch) {
+          perm.push_back(pos(l));
+          s.push_back(xs_k[pos(l)]);
+        }
+        for (const Labels* part : {&mid, &last}) {
+          int64_t n = 1;
+          for (int l : *part) {
+            perm.push_back(pos(l));
+            n *= xs_k[pos(l)];
+          }
+          s.push_back(n);
+        }
+        bool identity = true;
+        for (size_t a = 0; a < perm.size(); ++a) identity &= perm[a] == int64_t(a);
+        ValueId x = identity ? xs[k] : op1(OpType::Dimshuffle, {{"perm", perm}}, xs[k], "align");
+        return reshape(x, s);
+      };
+      Node mm;
+      mm.op = OpType::MatMul;
+      mm.inputs = {arrange(0, afree, summed), arrange(1, summed, bfree)};
+      ValueId y = emit(std::move(mm), "matmul");
+      Labels got = batch;
+      got.insert(got.end(), afree.begin(), afree.end());
+      got.insert(got.end(), bfree.begin(), bfree.end());
+      Shape gs;
+      for (int l : got) gs.push_back(size[l]);
+      y = reshape(y, gs);
+      std::vector<int64_t> perm;
+      for (int l : out)
+        perm.push_back(static_cast<int64_t>(std::find(got.begin(), got.end(), l) - got.begin()));
+      bool identity = true;
+      for (size_t a = 0; a < perm.size(); ++a) identity &= perm[a] == int64_t(a);
+      return set_rt(0, identity ? y : op1(OpType::Dimshuffle, {{"perm", perm}}, y, "output"));
     }
   }
 

@@ -209,8 +209,9 @@ void Importer::lower_rnn() {
     sh.erase(sh.begin());
     return reshape(slice_axis(v, 0, d, d + 1), sh);
   };
-  auto activate = [&](const Activation& a, ValueId v) -> ValueId {
-    if (clip) v = ew(Mode::CLIP, {v, s(-*clip), s(*clip)}, "clip");
+  // clip bounds the gates' inputs; LSTM's h(C) takes C unclipped (as onnxruntime does).
+  auto activate = [&](const Activation& a, ValueId v, bool clipped = true) -> ValueId {
+    if (clip && clipped) v = ew(Mode::CLIP, {v, s(-*clip), s(*clip)}, "clip");
     const std::string& f = a.name;
     if (f == "sigmoid") return ew(Mode::SIGMOID, {v});
     if (f == "tanh") return ew(Mode::TANH, {v});
@@ -302,7 +303,7 @@ void Importer::lower_rnn() {
         ValueId op_ = pre(1, h);
         if (p_o) op_ = ew(Mode::FUSE_MUL_ADD3, {*p_o, c_new, op_}, tag + "/peep_o");
         ValueId og = activate(act[0], op_);
-        h_new = ew(Mode::MUL, {og, activate(act[2], c_new)}, tag + "/h");
+        h_new = ew(Mode::MUL, {og, activate(act[2], c_new, false)}, tag + "/h");
       } else if (gru) {  // gates z, r, h
         ValueId z = activate(act[0], pre(0, h));
         ValueId rg = activate(act[0], pre(1, h));
