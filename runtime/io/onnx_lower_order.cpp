@@ -2,14 +2,17 @@
 // reduces over a second copy of that axis (x viewed as [P, n, Q] around the axis, and the
 // pairs (i, j) of its positions as [P, n, n, Q]):
 //   CumSum (11, 14), CumProd (26): y_i = SUM/PRODUCT over j of (j included in i ? x_j : 0/1),
-//     the inclusion a constant mask of j <= i (j < i exclusive, j >= i / j > i reverse);
+//     the inclusion a constant mask of j <= i (j < i exclusive, j >= i / j > i reverse); over
+//     axes longer than 64 the same in blocks of about sqrt(n), then across the block totals;
 //   TopK (1, 10, 11): the rank of x_i is the number of j before it (x_j larger, or smaller, or
 //     equal with j < i: ties keep the lower index first); output k is the SUM over i of
 //     (rank_i == k ? x_i : 0), and of i for its index (one term is nonzero: exact);
 //   ReverseSequence (10): one Gather from the flattened input at positions computed from
 //     sequence_lens at run time.
-// The pairs make these O(n^2) in the axis' length; beyond kPairLimit elements the lowering is
-// refused with a line that says so, rather than run for minutes.
+// The pairs make these O(n^2) in the axis' length (blocked CumSum/CumProd O(n^1.5)); beyond
+// kPairLimit elements the lowering is refused with a line that says so, rather than run for
+// minutes.
+#include <cmath>
 #include <numeric>
 
 #include "runtime/io/onnx_internal.h"
@@ -19,6 +22,8 @@ namespace hf::onnx_detail {
 namespace {
 
 constexpr int64_t kPairLimit = int64_t(1) << 24;
+// CumSum/CumProd over longer axes scan in blocks (O(n^1.5) instead of O(n^2)).
+constexpr int64_t kBlockedScan = 64;
 
 std::string str(int64_t v) {
   return std::to_string(v);
@@ -38,8 +43,9 @@ AxisView around(const Shape& s, int axis) {
   return v;
 }
 
-void check_pairs(const AxisView& v, int64_t width, const char* op) {
-  const double pairs = double(v.P) * double(v.n) * double(width) * double(v.Q);
+// `per_row`: the pairwise elements one row of the axis needs.
+void check_pairs(const AxisView& v, double per_row, const char* op) {
+  const double pairs = double(v.P) * per_row * double(v.Q);
   if (pairs > double(kPairLimit))
     throw Error(std::string(op) + " over an axis of " + str(v.n) + " (with " + str(v.P * v.Q) +
                 " such rows) needs " + std::to_string(static_cast<long long>(pairs)) +
@@ -64,15 +70,51 @@ void Importer::lower_cumulative(bool product) {
   const bool reverse = n.attr_int("reverse", 0) != 0;
   const AxisView v = around(xs, a);
   if (v.P * v.n * v.Q == 0) return set_rt(0, x);
-  check_pairs(v, v.n, product ? "CumProd" : "CumSum");
-  // mask[i, j]: whether x_j is part of y_i
-  ConstTensor m = make_const(pb::TensorProto::BOOL, {1, v.n, v.n, 1});
-  for (int64_t i = 0; i < v.n; ++i)
-    for (int64_t j = 0; j < v.n; ++j)
-      m.i[i * v.n + j] = reverse ? (exclusive ? j > i : j >= i) : (exclusive ? j < i : j <= i);
-  ValueId terms =
-      where(constant(m, "included"), reshape(x, {v.P, 1, v.n, v.Q}), scalar(t, product ? 1 : 0));
-  set_rt(0, reshape(reduce(terms, product ? "PRODUCT" : "SUM", {2}, false), xs));
+  const char* mode = product ? "PRODUCT" : "SUM";
+  const char* op = product ? "CumProd" : "CumSum";
+  ValueId id = scalar(t, product ? 1 : 0);
+  if (v.n <= kBlockedScan) {  // one masked reduce over the pairs
+    check_pairs(v, double(v.n) * double(v.n), op);
+    // mask[i, j]: whether x_j is part of y_i
+    ConstTensor m = make_const(pb::TensorProto::BOOL, {1, v.n, v.n, 1});
+    for (int64_t i = 0; i < v.n; ++i)
+      for (int64_t j = 0; j < v.n; ++j)
+        m.i[i * v.n + j] = reverse ? (exclusive ? j > i : j >= i) : (exclusive ? j < i : j <= i);
+    ValueId terms = where(constant(m, "included"), reshape(x, {v.P, 1, v.n, v.Q}), id);
+    return set_rt(0, reshape(reduce(terms, mode, {2}, false), xs));
+  }
+  // Longer axes: blocks of b ~ sqrt(n), scanned within (pairs of a block) and across (pairs of
+  // block totals), O(n^1.5). reverse flips the axis around a forward scan; exclusive shifts
+  // the inclusive result by one, the identity in front.
+  const int64_t b = static_cast<int64_t>(std::ceil(std::sqrt(double(v.n))));
+  const int64_t nb = (v.n + b - 1) / b;
+  check_pairs(v, double(nb) * double(b * b + nb), op);
+  auto flip = [&](ValueId y) { return slice_axis(y, 1, v.n - 1, -(v.n + 1), -1); };
+  auto ids = [&](int64_t len) { return broadcast_to(reshape(id, {1, 1, 1}), {v.P, len, v.Q}); };
+  ValueId x3 = reshape(x, {v.P, v.n, v.Q});
+  if (reverse) x3 = flip(x3);
+  if (nb * b > v.n) x3 = concat_axis({x3, ids(nb * b - v.n)}, 1);
+  ValueId x4 = reshape(x3, {v.P, nb, b, v.Q});
+  auto lower_mask = [&](int64_t k, Shape s, bool strict) {
+    ConstTensor m = make_const(pb::TensorProto::BOOL, std::move(s));
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = 0; j < k; ++j) m.i[i * k + j] = strict ? j < i : j <= i;
+    return constant(m, "included");
+  };
+  ValueId y =
+      reduce(where(lower_mask(b, {1, 1, b, b, 1}, false), reshape(x4, {v.P, nb, 1, b, v.Q}), id),
+             mode, {3}, false);  // [P, nb, b, Q]: the scan within each block
+  if (nb > 1) {
+    ValueId totals = reshape(reduce(x4, mode, {2}, false), {v.P, 1, nb, v.Q});
+    ValueId before = reduce(where(lower_mask(nb, {1, nb, nb, 1}, true), totals, id), mode, {2},
+                            false);  // [P, nb, Q]: the blocks before each
+    y = ew(product ? Mode::MUL : Mode::ADD, {y, reshape(before, {v.P, nb, 1, v.Q})}, "scan");
+  }
+  y = reshape(y, {v.P, nb * b, v.Q});
+  if (nb * b > v.n) y = slice_axis(y, 1, 0, v.n);
+  if (exclusive) y = concat_axis({ids(1), slice_axis(y, 1, 0, v.n - 1)}, 1);
+  if (reverse) y = flip(y);
+  set_rt(0, reshape(y, xs));
 }
 
 void Importer::lower_topk() {
@@ -106,7 +148,7 @@ void Importer::lower_topk() {
     set_rt(1, constant(empty_i, "indices"));
     return;
   }
-  check_pairs(v, std::max(v.n, k), "TopK");
+  check_pairs(v, double(v.n) * double(std::max(v.n, k)), "TopK");
   // before[i, j]: x_j comes before x_i in the order (i on axis 1, j on axis 2).
   ValueId xi = reshape(x, {v.P, v.n, 1, v.Q}), xj = reshape(x, {v.P, 1, v.n, v.Q});
   ValueId ahead = largest ? ew(Mode::LT, {xi, xj}) : ew(Mode::LT, {xj, xi});
