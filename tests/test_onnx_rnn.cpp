@@ -211,7 +211,10 @@ void expect_near_all(const std::vector<double>& got, const std::vector<double>& 
 
 // Builds the model (layout 0 or 1, lens as a graph input or an initializer), runs it and
 // compares Y, Y_h (and LSTM's Y_c) with the reference.
-void check(Case c, int opset = 22, int64_t layout = 0, bool const_lens = false) {
+// const_weights: W, R, B and P as initializers (the importer slices and transposes them at
+// import), else graph inputs (Slice and Dimshuffle nodes at run time).
+void check(Case c, int opset = 22, int64_t layout = 0, bool const_lens = false,
+           bool const_weights = false) {
   c.fill();
   const int64_t S = c.S, B = c.B, I = c.I, H = c.H, G = c.G(), D = c.dirs();
   Model m(opset);
@@ -219,15 +222,21 @@ void check(Case c, int opset = 22, int64_t layout = 0, bool const_lens = false) 
   std::vector<double> x = layout ? swap_axes(c.x, 1, S, B, I) : c.x;
   m.input("X", TP::FLOAT, layout ? std::vector<int64_t>{B, S, I} : std::vector<int64_t>{S, B, I});
   in.push_back(tensor(DType::F32, layout ? Shape{B, S, I} : Shape{S, B, I}, x));
-  m.input("W", TP::FLOAT, {D, G * H, I});
-  in.push_back(tensor(DType::F32, {D, G * H, I}, c.w));
-  m.input("R", TP::FLOAT, {D, G * H, H});
-  in.push_back(tensor(DType::F32, {D, G * H, H}, c.r));
+  auto weight = [&](const char* name, const std::vector<int64_t>& dims,
+                    const std::vector<double>& v) {
+    if (const_weights) {
+      m.init_floats(name, dims, std::vector<float>(v.begin(), v.end()));
+      return;
+    }
+    m.input(name, TP::FLOAT, dims);
+    in.push_back(tensor(DType::F32, Shape(dims.begin(), dims.end()), v));
+  };
+  weight("W", {D, G * H, I}, c.w);
+  weight("R", {D, G * H, H}, c.r);
   std::vector<std::string> names = {"X", "W", "R", "", "", "", "", ""};
   if (c.bias) {
     names[3] = "B";
-    m.input("B", TP::FLOAT, {D, 2 * G * H});
-    in.push_back(tensor(DType::F32, {D, 2 * G * H}, c.b));
+    weight("B", {D, 2 * G * H}, c.b);
   }
   if (c.lens) {
     names[4] = "lens";
@@ -252,8 +261,7 @@ void check(Case c, int opset = 22, int64_t layout = 0, bool const_lens = false) 
   if (c.c0) state("c0", c.c_init, 6);
   if (c.peep) {
     names[7] = "P";
-    m.input("P", TP::FLOAT, {D, 3 * H});
-    in.push_back(tensor(DType::F32, {D, 3 * H}, c.p));
+    weight("P", {D, 3 * H}, c.p);
   }
   while (!names.empty() && names.back().empty()) names.pop_back();
   const bool lstm = c.op == "LSTM";
@@ -399,6 +407,23 @@ TEST(OnnxRnn, SequenceLensAtRunTimeMaskEachSample) {
     check(c, 14, 1);
     check(c, 22, 0, true);  // the same lengths as a constant
   }
+}
+
+TEST(OnnxRnn, ConstantWeightsSlicedAndTransposedAtImport) {
+  for (const char* op : {"RNN", "GRU", "LSTM"})
+    for (bool lbr : {false, true}) {
+      if (lbr && op != std::string("GRU")) continue;
+      SCOPED_TRACE(std::string(op) + (lbr ? " linear_before_reset" : ""));
+      Case c;
+      c.op = op;
+      c.S = 3, c.B = 2, c.I = 5, c.H = 3;
+      c.lbr = lbr;
+      c.direction = "bidirectional";
+      c.bias = c.h0 = c.c0 = true;
+      c.peep = c.op == "LSTM";
+      check(c, 22, 0, false, true);
+      check(c, 14, 1, false, true);
+    }
 }
 
 TEST(OnnxRnn, ConstantFullSequenceLensNeedNoMask) {

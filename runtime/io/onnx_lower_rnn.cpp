@@ -210,6 +210,26 @@ void Importer::lower_rnn() {
     return reshape(slice_axis(v, 0, d, d + 1), sh);
   };
   // clip bounds the gates' inputs; LSTM's h(C) takes C unclipped (as onnxruntime does).
+  // Rows [r0, r1) of direction d of input k (W, R: [dirs, rows, cols], B, P: [dirs, rows]),
+  // transposed if asked: made here when the input is a constant (an initializer: the weights
+  // then stay Constant nodes, which the plan folds once and oneDNN packs once), else Slice and
+  // Dimshuffle nodes on the run-time value v.
+  auto piece = [&](int k, ValueId v, int64_t d, int64_t r0, int64_t r1, bool transpose,
+                   const std::string& tag) -> ValueId {
+    if (!is_const(k)) {
+      ValueId p = slice_axis(of_dir(v, d), 0, r0, r1);
+      return transpose ? transpose2(p, tag) : p;
+    }
+    const ConstTensor& c = cst(k);
+    const int64_t rows = c.shape[1], cols = c.shape.size() == 3 ? c.shape[2] : 1, n = r1 - r0;
+    ConstTensor out = make_const(c.type, c.shape.size() == 2 ? Shape{n}
+                                         : transpose         ? Shape{cols, n}
+                                                             : Shape{n, cols});
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        out.f[transpose ? j * n + i : i * cols + j] = c.f[(d * rows + r0 + i) * cols + j];
+    return constant(out, tag);
+  };
   auto activate = [&](const Activation& a, ValueId v, bool clipped = true) -> ValueId {
     if (clip && clipped) v = ew(Mode::CLIP, {v, s(-*clip), s(*clip)}, "clip");
     const std::string& f = a.name;
@@ -244,29 +264,32 @@ void Importer::lower_rnn() {
                                       acts.begin() + (d + 1) * defaults.size());
     const std::string dn = "dir" + str(d);
     // Input projection of every step at once, biases included: [G, S, B, H].
-    ValueId xp = matmul(x2, transpose2(of_dir(w, d), dn + "/w_t"), dn + "/x_proj");
+    ValueId xp = matmul(x2, piece(1, w, d, 0, G * H, true, dn + "/w_t"), dn + "/x_proj");
     std::optional<ValueId> rbh;  // GRU linear_before_reset: R's h-gate bias, inside r (.)
     if (bias) {
-      ValueId bd = of_dir(*bias, d);
-      ValueId wb = slice_axis(bd, 0, 0, G * H), rb = slice_axis(bd, 0, G * H, 2 * G * H);
-      ValueId b_in = ew(Mode::ADD, {wb, rb}, dn + "/bias");
+      // B is [Wb, Rb]; without linear_before_reset both go into the input projection.
+      const int64_t in_gates = linear_before_reset ? 2 : G;
+      ValueId b_in = ew(Mode::ADD,
+                        {piece(3, *bias, d, 0, in_gates * H, false, dn + "/wb"),
+                         piece(3, *bias, d, G * H, (G + in_gates) * H, false, dn + "/rb")},
+                        dn + "/bias");
       if (linear_before_reset) {
-        b_in = concat_axis({slice_axis(b_in, 0, 0, 2 * H), slice_axis(wb, 0, 2 * H, 3 * H)}, 0);
-        rbh = slice_axis(rb, 0, 2 * H, 3 * H);
+        b_in = concat_axis({b_in, piece(3, *bias, d, 2 * H, 3 * H, false, dn + "/wbh")}, 0);
+        rbh = piece(3, *bias, d, 5 * H, 6 * H, false, dn + "/rbh");
       }
       xp = ew(Mode::ADD, {xp, b_in}, dn + "/x_proj_bias");
     }
     xp = op1(OpType::Dimshuffle, {{"perm", std::vector<int64_t>{2, 0, 1, 3}}},
              reshape(xp, {S, B, G, H}), dn + "/x_proj_gates");
-    ValueId rd = of_dir(r, d);
     std::vector<ValueId> r_t;  // per gate R_g^T [H, H]
     for (int64_t g = 0; g < G; ++g)
-      r_t.push_back(transpose2(slice_axis(rd, 0, g * H, (g + 1) * H), dn + "/r_t"));
-    std::optional<ValueId> pd;
-    if (peep) pd = of_dir(*peep, d);
-    auto peephole = [&](int64_t k) { return slice_axis(*pd, 0, k * H, (k + 1) * H); };
-    std::optional<ValueId> p_i, p_o, p_f;
-    if (pd) p_i = peephole(0), p_o = peephole(1), p_f = peephole(2);
+      r_t.push_back(piece(2, r, d, g * H, (g + 1) * H, true, dn + "/r_t"));
+    std::optional<ValueId> p_i, p_o, p_f;  // P is [Pi, Po, Pf]
+    if (peep) {
+      p_i = piece(7, *peep, d, 0, H, false, dn + "/p_i");
+      p_o = piece(7, *peep, d, H, 2 * H, false, dn + "/p_o");
+      p_f = piece(7, *peep, d, 2 * H, 3 * H, false, dn + "/p_f");
+    }
 
     ValueId h = h0 ? of_dir(*h0, d) : zero_bh;
     ValueId c = c0 ? of_dir(*c0, d) : zero_bh;
