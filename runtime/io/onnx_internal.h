@@ -13,6 +13,9 @@
 //   onnx_lower_attention.cpp  Attention and RotaryEmbedding (opsets 23-25)
 //   onnx_lower_resize.cpp  Resize and Upsample
 //   onnx_lower_sampling.cpp  GridSample, RoiAlign, AffineGrid, CenterCropPad
+//   onnx_lower_rnn.cpp  RNN, GRU and LSTM unrolled over the sequence
+//   onnx_lower_order.cpp  CumSum, CumProd, TopK, ReverseSequence
+//   onnx_lower_einsum.cpp  Einsum
 #pragma once
 #include <onnx/onnx_pb.h>
 
@@ -234,6 +237,13 @@ class Importer {
   // transformer blocks (onnx_lower_attention.cpp)
   void lower_attention();
   void lower_rotary_embedding();
+  // recurrent layers (onnx_lower_rnn.cpp)
+  void lower_rnn();  // RNN, GRU, LSTM
+  // ops over the order of an axis (onnx_lower_order.cpp)
+  void lower_cumulative(bool product);  // CumSum, CumProd
+  void lower_topk();
+  void lower_reverse_sequence();
+  void lower_einsum();  // onnx_lower_einsum.cpp
   void lower_matmul();
   void lower_gemm();
   void lower_clip();

@@ -725,6 +725,11 @@ void Importer::lower() {
   if (op == "RMSNormalization") return lower_rmsnorm();
   if (op == "Attention") return lower_attention();
   if (op == "RotaryEmbedding") return lower_rotary_embedding();
+  if (op == "RNN" || op == "GRU" || op == "LSTM") return lower_rnn();
+  if (op == "CumSum" || op == "CumProd") return lower_cumulative(op == "CumProd");
+  if (op == "TopK") return lower_topk();
+  if (op == "ReverseSequence") return lower_reverse_sequence();
+  if (op == "Einsum") return lower_einsum();
   if (op == "MatMul") return lower_matmul();
   if (op == "Gemm") return lower_gemm();
 
