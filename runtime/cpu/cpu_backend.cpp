@@ -85,6 +85,17 @@ std::unique_ptr<Kernel> CpuBackend::make_nn_kernel(const Graph& g, const Node& n
         }
       });
     }
+    case OpType::ScatterRows: {
+      auto r = parse_scatter_reduction(n.attr_str("reduction"));
+      if (!r) throw Error(describe(n) + ": unknown reduction '" + n.attr_str("reduction") + "'");
+      return std::make_unique<FnKernel>([r = *r, &pool, what = describe(n)](auto in, auto out) {
+        try {
+          scatter_rows(r, in[0], in[1], in[2], out[0], pool);
+        } catch (const std::out_of_range& e) {
+          throw Error(what + ": " + e.what());
+        }
+      });
+    }
     default:
       throw Error(describe(n) + ": not a convolution, pooling or data-movement op");
   }
@@ -237,6 +248,7 @@ std::unique_ptr<Kernel> CpuBackend::make_kernel(const Graph& g, const Node& n) {
     case OpType::Concat:
     case OpType::Slice:
     case OpType::Gather:
+    case OpType::ScatterRows:
       return make_nn_kernel(g, n);
     case OpType::Fused:
       if (dynamic_cast<const HeavyEpilogue*>(n.payload.get())) return make_epilogue_kernel(g, n);

@@ -307,6 +307,8 @@ std::unique_ptr<Kernel> CudaBackend::make_kernel(const Graph& g, const Node& n) 
     case OpType::Slice:
     case OpType::Gather:
       return make_nn_kernel(*this, g, n);
+    case OpType::ScatterRows:  // sequential by index order; the CPU backend runs it
+      throw unsupported("no CUDA kernel for ScatterRows (run with --backend cpu)");
   }
   throw unsupported("no kernel");
 }

@@ -11,6 +11,8 @@
 //   onnx_lower_norm.cpp  LayerNormalization, BatchNormalization, GroupNormalization,
 //   RMSNormalization
 //   onnx_lower_attention.cpp  Attention and RotaryEmbedding (opsets 23-25)
+//   onnx_lower_scatter.cpp  GatherND, ScatterND, ScatterElements/Scatter
+//   onnx_lower_quant.cpp  QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
 #pragma once
 #include <onnx/onnx_pb.h>
 
@@ -226,7 +228,9 @@ class Importer {
   void lower_mod();
   void lower_gelu();
   void lower_pow();
+  ValueId int_pow(ValueId x);
   void lower_round();
+  ValueId round_even(ValueId x);  // ONNX Round: half to even
   void lower_cast(int32_t to);
   void lower_dropout();
   // ops on an index along an axis (onnx_lower_index.cpp)
@@ -239,6 +243,19 @@ class Importer {
   void lower_trilu();
   void lower_nll();
   void lower_softmax_cross_entropy();
+  // GatherND, ScatterND, ScatterElements and Scatter (onnx_lower_scatter.cpp)
+  std::string scatter_reduction();
+  ValueId nd_rows(int k_in, const Shape& ds, int b);
+  ValueId scatter_rows(ValueId data, ValueId rows, ValueId updates, int64_t lead_axes,
+                       const std::string& reduction);
+  void lower_gather_nd();
+  void lower_scatter_nd();
+  void lower_scatter_elements();
+  // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear (onnx_lower_quant.cpp)
+  ValueId quant_param(ValueId p, const Shape& xs, const char* what);
+  void lower_quantize();
+  void lower_dequantize();
+  void lower_dynamic_quantize();
   // layout ops from Slice/Concat/Broadcast/Reshape/Dimshuffle (onnx_lower_layout.cpp)
   ValueId slice_axis(ValueId v, int axis, int64_t start, int64_t end, int64_t step = 1);
   ValueId concat_axis(std::vector<ValueId> parts, int axis);

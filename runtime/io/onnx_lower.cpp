@@ -316,10 +316,42 @@ void Importer::lower_gelu() {
   set_rt(0, ew(Mode::MUL, {ew(Mode::MUL, {x, s(0.5)}), ew(Mode::ADD, {th, s(1)})}));
 }
 
+// An INT32/INT64 base: numpy's integer power (ONNX's reference) for a constant exponent that
+// is a non-negative integer, as square-and-multiply in the base's type (exact, wrapping as
+// numpy does); otherwise the power in f64 truncated to the base's type, as the reference's
+// float power then astype does (exact while |result| < 2^53).
+ValueId Importer::int_pow(ValueId x) {
+  DType t = dtype_of(x);
+  if (t != DType::I32 && t != DType::I64)
+    throw Error("the base must be a float type, INT32 or INT64, not " +
+                std::string(dtype_name(t)));
+  auto out = broadcast_shapes(shape(0), shape(1));
+  if (!out) throw Error("input shapes do not broadcast");
+  if (is_const(1) && cst(1).size() == 1) {
+    double e = cst(1).as_double(0);
+    if (e >= 0 && e == std::floor(e) && e < 9.2e18) {
+      auto n = static_cast<uint64_t>(e);
+      std::optional<ValueId> acc;
+      ValueId p = x;
+      for (; n; n >>= 1) {
+        if (n & 1) acc = acc ? ew(Mode::MUL, {*acc, p}) : p;
+        if (n > 1) p = ew(Mode::MUL, {p, p});
+      }
+      // x^0 = 1, 0^0 included.
+      ValueId y = acc ? *acc : ew(Mode::ADD, {ew(Mode::MUL, {x, scalar(t, 0)}), scalar(t, 1)});
+      Shape ys(out->size() - shape_of(y).size(), 1);  // an exponent of higher rank
+      ys.insert(ys.end(), shape_of(y).begin(), shape_of(y).end());
+      return broadcast_to(reshape(y, ys), *out);
+    }
+  }
+  ValueId y = ew(Mode::POW, {cvt(x, DType::F64), cvt(rt(1), DType::F64)});
+  return cvt(y, t);
+}
+
 void Importer::lower_pow() {
   ValueId x = rt(0);
   DType t = dtype_of(x);
-  if (!is_float(t)) unsupported("Pow of integers");
+  if (!is_float(t)) return set_rt(0, int_pow(x));
   // PowC computes in f32 (pow_const.h): f64 takes the POW mode, computed in f64.
   if (t != DType::F64 && is_const(1) && cst(1).size() == 1 && std::isfinite(cst(1).as_double(0))) {
     auto out = broadcast_shapes(shape(0), shape(1));
@@ -341,15 +373,18 @@ void Importer::lower_pow() {
 
 // ONNX rounds half to even; ROUND rounds half away from zero. At exact ties (x - floor(x) =
 // 0.5, exact in every float format) the even neighbour is 2 * ROUND(x / 2).
-void Importer::lower_round() {
-  ValueId x = rt(0);
+ValueId Importer::round_even(ValueId x) {
   DType t = dtype_of(x);
   if (!is_float(t)) throw Error("needs a float input");
   ValueId half = scalar(t, 0.5);
   ValueId r = ew(Mode::ROUND, {x});
   ValueId tie = ew(Mode::EQ, {ew(Mode::SUB, {x, ew(Mode::FLOOR, {x})}), half});
   ValueId even = ew(Mode::MUL, {ew(Mode::ROUND, {ew(Mode::MUL, {x, half})}), scalar(t, 2)});
-  set_rt(0, where(tie, even, r));
+  return where(tie, even, r);
+}
+
+void Importer::lower_round() {
+  set_rt(0, round_even(rt(0)));
 }
 
 void Importer::lower_clip() {
@@ -701,6 +736,12 @@ void Importer::lower() {
   if (op == "ArgMax" || op == "ArgMin") return lower_argmax(op == "ArgMax");
   if (op == "Hardmax") return lower_hardmax();
   if (op == "GatherElements") return lower_gather_elements();
+  if (op == "GatherND") return lower_gather_nd();
+  if (op == "QuantizeLinear") return lower_quantize();
+  if (op == "DequantizeLinear") return lower_dequantize();
+  if (op == "DynamicQuantizeLinear") return lower_dynamic_quantize();
+  if (op == "ScatterND") return lower_scatter_nd();
+  if (op == "ScatterElements" || op == "Scatter") return lower_scatter_elements();
   if (op == "Trilu") return lower_trilu();
   if (op == "Pad") return lower_pad();
   if (op == "DepthToSpace" || op == "SpaceToDepth") return lower_depth_space(op == "DepthToSpace");

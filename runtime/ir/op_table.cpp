@@ -258,6 +258,21 @@ std::vector<ValueType> infer_op(const Node& n, const std::vector<ValueType>& in)
     case OpType::Slice:
     case OpType::Gather:
       return infer_nn_outputs(n, in);
+    case OpType::ScatterRows: {
+      if (in[1].dtype != DType::I32 && in[1].dtype != DType::I64)
+        fail(n, "indices must be i32 or i64, got " + std::string(dtype_name(in[1].dtype)));
+      if (in[0].shape.empty()) fail(n, "cannot scatter into a scalar");
+      if (in[2].dtype != in[0].dtype) fail(n, "updates and data differ in dtype");
+      Shape want = in[1].shape;
+      want.insert(want.end(), in[0].shape.begin() + 1, in[0].shape.end());
+      if (in[2].shape != want)
+        fail(n, "updates have shape " + to_string(in[2].shape) + ", expected " + to_string(want));
+      const std::string& r = n.attr_str("reduction");
+      if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min")
+        fail(n, "reduction must be none, add, mul, max or min, not '" + r + "'");
+      if (r != "none" && in[0].dtype == DType::Bool) fail(n, "a reduction needs a numeric type");
+      return {{in[0].dtype, in[0].shape}};
+    }
     case OpType::Fused: {
       auto* sig = dynamic_cast<const FusedSignature*>(n.payload.get());
       if (!sig) fail(n, "fused node without a kernel spec");

@@ -238,6 +238,7 @@ std::vector<HostTensor> reference_run(const Graph& g, const std::vector<HostTens
       case OpType::Concat:
       case OpType::Slice:
       case OpType::Gather:
+      case OpType::ScatterRows:
         reference_nn(n, in, o);
         break;
       case OpType::Fused:

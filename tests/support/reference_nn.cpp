@@ -164,6 +164,27 @@ void reference_nn(const Node& n, const std::vector<TensorView>& in, const Tensor
       }
       return;
     }
+    case OpType::ScatterRows: {
+      // Element by element in double: out = data, then each update in index order.
+      for (int64_t i = 0; i < count; ++i) store_double(out, i, element(in[0], i));
+      const int64_t dim = in[0].shape[0], inner = dim ? in[0].numel() / dim : 0;
+      const std::string& r = n.attr_str("reduction");
+      for (int64_t k = 0; k < in[1].numel(); ++k) {
+        int64_t row = static_cast<int64_t>(element(in[1], k));
+        if (row < 0) row += dim;
+        if (row < 0 || row >= dim) throw std::out_of_range("reference_nn: scatter index");
+        for (int64_t c = 0; c < inner; ++c) {
+          double a = element(out, row * inner + c), b = element(in[2], k * inner + c);
+          double v = r == "add" ? a + b
+                     : r == "mul" ? a * b
+                     : r == "max" ? std::max(a, b)
+                     : r == "min" ? std::min(a, b)
+                                  : b;
+          store_double(out, row * inner + c, v);
+        }
+      }
+      return;
+    }
     default:
       throw std::logic_error("reference_nn: not a convolution, pooling or data-movement op");
   }
