@@ -218,6 +218,8 @@ class Importer {
   void lower_groupnorm();
   void lower_instancenorm();
   void lower_rmsnorm();
+  void lower_mvn();
+  void lower_lp_normalization();
   // transformer blocks (onnx_lower_attention.cpp)
   void lower_attention();
   void lower_rotary_embedding();

@@ -752,6 +752,31 @@ void Importer::lower() {
   if (op == "NegativeLogLikelihoodLoss") return lower_nll();
   if (op == "SoftmaxCrossEntropyLoss") return lower_softmax_cross_entropy();
   if (op == "RMSNormalization") return lower_rmsnorm();
+  if (op == "MeanVarianceNormalization") return lower_mvn();
+  if (op == "LpNormalization") return lower_lp_normalization();
+  if (op == "Shrink") {  // x < -lambd ? x + bias : x > lambd ? x - bias : 0
+    ValueId x = rt(0);
+    DType t = dtype(0);
+    if (t == DType::Bool) throw Error("needs a numeric input");
+    // Integer inputs: computed in f64 and truncated back, as the reference's astype.
+    ValueId xf = is_float(t) ? x : cvt(x, DType::F64);
+    DType c = dtype_of(xf);
+    double lambd = cur_->attr_float("lambd", 0.5), bias = cur_->attr_float("bias", 0.0);
+    ValueId zero = broadcast_to(reshape(scalar(c, 0), Shape(shape_of(xf).size(), 1)), shape_of(xf));
+    ValueId hi = where(ew(Mode::LT, {scalar(c, lambd), xf}), ew(Mode::SUB, {xf, scalar(c, bias)}), zero);
+    ValueId y = where(ew(Mode::LT, {xf, scalar(c, -lambd)}), ew(Mode::ADD, {xf, scalar(c, bias)}), hi);
+    return set_rt(0, cvt(y, t));
+  }
+  if (op == "SwiGLU") {  // a sigmoid(alpha a) b, a and b of one shape (opset 28)
+    ValueId a = rt(0), b = rt(1);
+    if (!is_float(dtype_of(a))) throw Error("needs float inputs");
+    if (shape_of(a) != shape_of(b) || dtype_of(a) != dtype_of(b))
+      throw Error("A and B must have the same shape and type (no broadcasting)");
+    double alpha = cur_->attr_float("alpha", 1.0);
+    ValueId sw = alpha == 1.0 ? ew(Mode::SILU, {a})
+                              : ew(Mode::MUL, {a, ew(Mode::SIGMOID, {ew(Mode::MUL, {a, s(alpha)})})});
+    return set_rt(0, ew(Mode::MUL, {sw, b}));
+  }
   if (op == "Attention") return lower_attention();
   if (op == "RotaryEmbedding") return lower_rotary_embedding();
   if (op == "MatMul") return lower_matmul();
