@@ -336,5 +336,48 @@ TEST(OnnxScatterOps, GatherNDWithBatchDims) {
             "m.onnx: node 0 (GatherND): indices [3,1] and data [2,3,5] differ on batch axis 0");
 }
 
+TEST(OnnxScatterOps, TensorScatterLinearAndCircular) {
+  // cache [2, 3, 4, 5] (batch, heads, sequence, size), update [2, 3, 3, 5] along axis -2.
+  const std::vector<int64_t> cs = {2, 3, 4, 5}, us = {2, 3, 3, 5};
+  const std::vector<double> cache = iota_values(120, 1, 0), upd = iota_values(90, -1, 100);
+  for (std::string mode : {"linear", "circular"})
+    for (bool given : {true, false}) {
+      const std::vector<double> wi =
+          mode == "linear" ? std::vector<double>{1, 0} : std::vector<double>{3, 2};
+      Model m(24);
+      m.input("c", TP::FLOAT, cs);
+      m.input("u", TP::FLOAT, us);
+      std::vector<std::string> ins = {"c", "u"};
+      if (given) {
+        m.input("w", TP::INT64, {2});
+        ins.push_back("w");
+      }
+      auto& n = m.node("TensorScatter", ins, {"y"});
+      set_s(n, "mode", mode);
+      m.output("y");
+      std::vector<double> want = cache;
+      for (int64_t k = 0; k < 90; ++k) {
+        std::vector<int64_t> p = unravel(k, us);
+        int64_t pos = (given ? static_cast<int64_t>(wi[p[0]]) : 0) + p[2];
+        if (mode == "circular") pos %= 4;
+        p[2] = pos;
+        want[ravel(p, cs)] = upd[k];
+      }
+      std::vector<HostTensor> in = {tensor(DType::F32, cs, cache), tensor(DType::F32, us, upd)};
+      if (given) in.push_back(tensor(DType::I64, {2}, wi));
+      EXPECT_EQ(run(m, in)[0], want) << mode << (given ? " with" : " without") << " indices";
+    }
+  // Linear writes past the sequence fail the run.
+  Model m(24);
+  m.input("c", TP::FLOAT, cs);
+  m.input("u", TP::FLOAT, us);
+  m.input("w", TP::INT64, {2});
+  m.node("TensorScatter", {"c", "u", "w"}, {"y"});
+  m.output("y");
+  EXPECT_THROW(run(m, {tensor(DType::F32, cs, cache), tensor(DType::F32, us, upd),
+                       tensor(DType::I64, {2}, {0, 2})}),
+               Error);
+}
+
 }  // namespace
 }  // namespace hf

@@ -253,6 +253,7 @@ class Importer {
   void lower_gather_nd();
   void lower_scatter_nd();
   void lower_scatter_elements();
+  void lower_tensor_scatter();
   // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear (onnx_lower_quant.cpp)
   ValueId quant_param(ValueId p, const Shape& xs, const char* what);
   void lower_quantize();

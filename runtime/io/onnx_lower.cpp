@@ -741,6 +741,7 @@ void Importer::lower() {
   if (op == "DequantizeLinear") return lower_dequantize();
   if (op == "DynamicQuantizeLinear") return lower_dynamic_quantize();
   if (op == "ScatterND") return lower_scatter_nd();
+  if (op == "TensorScatter") return lower_tensor_scatter();
   if (op == "ScatterElements" || op == "Scatter") return lower_scatter_elements();
   if (op == "Trilu") return lower_trilu();
   if (op == "Pad") return lower_pad();

@@ -194,4 +194,56 @@ void Importer::lower_scatter_elements() {
   set_rt(0, scatter_rows(data, flat, rt(2), rank, r));
 }
 
+// TensorScatter (opset 24, a KV cache update): update[p..., j, ...] written to
+// past_cache[p..., write_indices[p0] + j, ...] along `axis` (default -2), the position taken
+// modulo the axis in mode "circular"; in "linear" mode a position past the axis is refused
+// at run time like any index out of range. One ScatterRows of the rows after the axis.
+void Importer::lower_tensor_scatter() {
+  ValueId cache = rt(0);
+  const Shape ds = shape_of(cache), us = shape(1);
+  const int rank = static_cast<int>(ds.size());
+  if (static_cast<int>(us.size()) != rank)
+    throw Error("update has rank " + std::to_string(us.size()) + ", the cache " +
+                std::to_string(rank));
+  if (rank < 2) throw Error("needs a cache of rank >= 2 (batch, ..., sequence, ...)");
+  const int axis = norm_axis(cur_->attr_int("axis", -2), rank, "axis");
+  if (axis == 0) throw Error("axis must not be the batch axis 0");
+  for (int d = 0; d < rank; ++d)
+    if (d == axis ? us[d] > ds[d] : us[d] != ds[d])
+      throw Error("update " + to_string(us) + " does not fit the cache " + to_string(ds));
+  const std::string mode = cur_->attr_str("mode", "linear");
+  if (mode != "linear" && mode != "circular")
+    throw Error("mode must be 'linear' or 'circular', not '" + mode + "'");
+  auto i64 = [&](double v) { return scalar(DType::I64, v); };
+  const Shape lead(us.begin(), us.begin() + axis + 1);  // the update's rows
+  const int lr = axis + 1;
+  ValueId pos = iota(us[axis], axis, lr, pb::TensorProto::INT64);
+  if (cur_->has_input(2)) {
+    if (shape(2) != Shape{ds[0]}) throw Error("write_indices must have shape [batch]");
+    Shape ws(lr, 1);
+    ws[0] = ds[0];
+    pos = ew(Mode::ADD, {pos, reshape(cvt(rt(2), DType::I64), ws)});
+  }
+  const int64_t len = ds[axis];
+  if (mode == "circular") {  // a non-negative remainder whatever the sign of the position
+    pos = ew(Mode::MOD, {ew(Mode::ADD, {ew(Mode::MOD, {pos, i64(len)}), i64(len)}), i64(len)});
+  }
+  int64_t rows = 1;
+  for (int d = 0; d <= axis; ++d) rows *= ds[d];
+  ValueId ok = ew(Mode::AND, {ew(Mode::LEQ, {i64(0), pos}), ew(Mode::LT, {pos, i64(len)})});
+  ValueId flat = pos;
+  int64_t stride = len;
+  for (int d = axis - 1; d >= 0; --d) {
+    if (us[d] > 1)
+      flat = ew(
+          Mode::ADD,
+          {flat, ew(Mode::MUL, {iota(us[d], d, lr, pb::TensorProto::INT64), i64(double(stride))})});
+    stride *= ds[d];
+  }
+  flat = broadcast_to(flat, lead);
+  ValueId outside = broadcast_to(reshape(i64(double(-rows - 1)), Shape(lr, 1)), lead);
+  flat = where(broadcast_to(ok, lead), flat, outside);
+  set_rt(0, scatter_rows(cache, flat, rt(1), lr, "none"));
+}
+
 }  // namespace hf::onnx_detail
