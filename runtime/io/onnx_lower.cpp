@@ -763,7 +763,8 @@ void Importer::lower() {
     ValueId xf = is_float(t) ? x : cvt(x, DType::F64);
     DType c = dtype_of(xf);
     double lambd = cur_->attr_float("lambd", 0.5), bias = cur_->attr_float("bias", 0.0);
-    ValueId zero = broadcast_to(reshape(scalar(c, 0), Shape(shape_of(xf).size(), 1)), shape_of(xf));
+    const Shape xs = shape_of(xf);  // a copy: adding nodes moves the graph's values
+    ValueId zero = broadcast_to(reshape(scalar(c, 0), Shape(xs.size(), 1)), xs);
     ValueId hi = where(ew(Mode::LT, {scalar(c, lambd), xf}), ew(Mode::SUB, {xf, scalar(c, bias)}), zero);
     ValueId y = where(ew(Mode::LT, {xf, scalar(c, -lambd)}), ew(Mode::ADD, {xf, scalar(c, bias)}), hi);
     return set_rt(0, cvt(y, t));

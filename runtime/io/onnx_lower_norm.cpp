@@ -189,7 +189,8 @@ void Importer::lower_mvn() {
                {ew(Mode::SUB, {X, mean}), ew(Mode::ADD, {sd, scalar(t, 1e-9)})}));
 }
 
-// X / ||X||_p along `axis` (p 1 or 2, default 2; default axis -1); 0 where the norm is 0.
+// X / ||X||_p along `axis` (p 1 or 2, default 2; default axis -1): SUM(ABS(X)) or
+// SQRT(SUM(SQUARE(X))); 0 where the norm is 0, as the reference.
 void Importer::lower_lp_normalization() {
   ValueId X = rt(0);
   DType t = dtype_of(X);
@@ -199,10 +200,12 @@ void Importer::lower_lp_normalization() {
   const int axis = norm_axis(cur_->attr_int("axis", -1), rank, "axis");
   const int64_t p = cur_->attr_int("p", 2);
   if (p != 1 && p != 2) throw Error("p must be 1 or 2, got " + std::to_string(p));
-  ValueId norm = reduce(X, p == 1 ? "L1" : "L2", {axis}, true);
+  ValueId norm = p == 1 ? reduce(ew(Mode::ABS, {X}), "SUM", {axis}, true)
+                        : ew(Mode::SQRT, {reduce(ew(Mode::SQUARE, {X}), "SUM", {axis}, true)});
   ValueId zero = ew(Mode::EQ, {norm, scalar(t, 0)});
   ValueId y = ew(Mode::TRUE_DIV, {X, norm});
-  set_rt(0, where(zero, broadcast_to(reshape(scalar(t, 0), Shape(rank, 1)), shape_of(y)), y));
+  const Shape ys = shape_of(y);  // a copy: adding nodes moves the graph's values
+  set_rt(0, where(zero, broadcast_to(reshape(scalar(t, 0), Shape(rank, 1)), ys), y));
 }
 
 }  // namespace hf::onnx_detail

@@ -69,6 +69,7 @@ ValueId Importer::nd_rows(int k_in, const Shape& ds, int b) {
   }
   auto i64 = [&](double v) { return scalar(DType::I64, v); };
   ValueId flat = broadcast_to(reshape(i64(0), Shape(lead.size(), 1)), lead);
+  std::optional<ValueId> any_bad;  // 1 where a component is out of range
   if (k > 0) {
     Shape ks(q, 1);
     ks[q - 1] = k;
@@ -85,9 +86,7 @@ ValueId Importer::nd_rows(int k_in, const Shape& ds, int b) {
     i = ew(Mode::ADD, {i, ew(Mode::MUL, {cvt(ew(Mode::LT, {i, i64(0)}), DType::I64), dims})});
     ValueId bad = ew(Mode::OR, {ew(Mode::LT, {i, i64(0)}), ew(Mode::LEQ, {dims, i})});
     flat = reduce(ew(Mode::MUL, {i, constant(stride, "strides")}), "SUM", {q - 1}, false);
-    ValueId any_bad = reduce(cvt(bad, DType::I64), "MAX", {q - 1}, false);
-    ValueId outside = broadcast_to(reshape(i64(double(-rows - 1)), Shape(lead.size(), 1)), lead);
-    flat = where(ew(Mode::LT, {i64(0), any_bad}), outside, flat);
+    any_bad = reduce(cvt(bad, DType::I64), "MAX", {q - 1}, false);
   }
   // The batch entry's first row: sum over the batch axes of position * rows below it.
   int64_t below = m;
@@ -97,7 +96,10 @@ ValueId Importer::nd_rows(int k_in, const Shape& ds, int b) {
                                                  i64(double(below))})});
     below *= ds[d];
   }
-  return flat;
+  // Last, so that no batch offset brings a bad row back into the data.
+  if (!any_bad) return flat;
+  ValueId outside = broadcast_to(reshape(i64(double(-rows - 1)), Shape(lead.size(), 1)), lead);
+  return where(ew(Mode::LT, {i64(0), *any_bad}), outside, flat);
 }
 
 // out[b..., q...] = data[b..., indices[b..., q..., :], ...]: one Gather of rows.
