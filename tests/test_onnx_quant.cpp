@@ -224,5 +224,149 @@ TEST(OnnxQuant, DynamicQuantizeLinearMatchesTheReference) {
   }
 }
 
+// The integer operands of the four integer ops: an INT8 or UINT8 input and its zero point.
+pb::TensorProto& int8_init(Model& m, const std::string& name, int elem,
+                           const std::vector<int64_t>& dims, const std::vector<int64_t>& v) {
+  auto& t = m.init(name);
+  t.set_data_type(elem);
+  for (int64_t d : dims) t.add_dims(d);
+  for (int64_t x : v) t.add_int32_data(static_cast<int32_t>(x));
+  return t;
+}
+
+TEST(OnnxQuant, MatMulIntegerAndQLinearMatMulAreExact) {
+  // A [3, 5] UINT8 with a per-row zero point, B [5, 4] INT8 with a per-column one.
+  const int M = 3, K = 5, N = 4;
+  std::vector<double> a, b;
+  for (int k = 0; k < M * K; ++k) a.push_back((k * 53) % 256);
+  for (int k = 0; k < K * N; ++k) b.push_back((k * 71) % 256 - 128);
+  const std::vector<int64_t> azp = {0, 255, 17}, bzp = {-128, 127, 0, 5};
+  std::vector<double> acc(M * N, 0);
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c)
+      for (int k = 0; k < K; ++k)
+        acc[r * N + c] += (a[r * K + k] - azp[r]) * (b[k * N + c] - bzp[c]);
+  Model m(10);
+  m.input("a", TP::UINT8, {M, K});
+  m.input("b", TP::INT8, {K, N});
+  int8_init(m, "az", TP::UINT8, {M}, azp);
+  int8_init(m, "bz", TP::INT8, {N}, bzp);
+  m.node("MatMulInteger", {"a", "b", "az", "bz"}, {"y"});
+  m.output("y");
+  Graph g = import(m);
+  EXPECT_EQ(g.value(g.outputs()[0]).dtype, DType::I32);
+  EXPECT_EQ(run(m, {tensor(DType::U8, {M, K}, a), tensor(DType::I8, {K, N}, b)})[0], acc);
+
+  // QLinearMatMul with scalar parameters (UINT8 x UINT8 -> UINT8) and INT8 output.
+  for (int out : {int(TP::UINT8), int(TP::INT8)}) {
+    Model q(10);
+    q.input("a", TP::UINT8, {M, K});
+    q.init_floats("as", {}, {0.02f});
+    int8_init(q, "az", TP::UINT8, {}, {113});
+    q.input("b", TP::UINT8, {K, N});
+    q.init_floats("bs", {1}, {0.015f});
+    int8_init(q, "bz", TP::UINT8, {1}, {98});
+    q.init_floats("ys", {}, {0.07f});
+    int8_init(q, "yz", out, {}, {out == TP::INT8 ? -3 : 120});
+    q.node("QLinearMatMul", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"});
+    q.output("y");
+    std::vector<double> bu;
+    for (double v : b) bu.push_back(v + 128);
+    const float factor = 0.02f * 0.015f / 0.07f;
+    std::vector<double> want;
+    for (int r = 0; r < M; ++r)
+      for (int c = 0; c < N; ++c) {
+        int64_t sum = 0;
+        for (int k = 0; k < K; ++k)
+          sum +=
+              static_cast<int64_t>(a[r * K + k] - 113) * static_cast<int64_t>(bu[k * N + c] - 98);
+        double d =
+            static_cast<double>(sum) * static_cast<double>(factor) + (out == TP::INT8 ? -3 : 120);
+        want.push_back(std::clamp(rint_even(d), out == TP::INT8 ? -128.0 : 0.0,
+                                  out == TP::INT8 ? 127.0 : 255.0));
+      }
+    EXPECT_EQ(run(q, {tensor(DType::U8, {M, K}, a), tensor(DType::U8, {K, N}, bu)})[0], want)
+        << "output " << out;
+  }
+  // An inner dimension whose f32 sums could round is refused, not rounded.
+  Model big(10);
+  big.input("a", TP::UINT8, {2, 300});
+  big.input("b", TP::UINT8, {300, 2});
+  big.node("MatMulInteger", {"a", "b"}, {"y"});
+  big.output("y");
+  EXPECT_EQ(import_error(big),
+            "m.onnx: node 0 (MatMulInteger): unsupported op (MatMulInteger with an inner "
+            "dimension of 300: its f32 accumulation is exact only up to 258)");
+}
+
+TEST(OnnxQuant, ConvIntegerAndQLinearConvAreExact) {
+  // x [1, 2, 5, 6] UINT8, w [3, 2, 2, 3] UINT8 with per-channel zero points, pads 1, stride 2.
+  const int C = 2, H = 5, W = 6, M = 3, KH = 2, KW = 3, OH = 3, OW = 3;
+  std::vector<double> x, w;
+  for (int k = 0; k < C * H * W; ++k) x.push_back((k * 37) % 256);
+  for (int k = 0; k < M * C * KH * KW; ++k) w.push_back((k * 91) % 256);
+  const int64_t xz = 7;
+  const std::vector<int64_t> wz = {3, 200, 128};
+  const std::vector<int64_t> bias = {-1000, 0, 123456};
+  auto conv_ref = [&](int m, int oh, int ow) {
+    int64_t s = 0;
+    for (int c = 0; c < C; ++c)
+      for (int i = 0; i < KH; ++i)
+        for (int j = 0; j < KW; ++j) {
+          int h = oh * 2 - 1 + i, v = ow * 2 - 1 + j;
+          if (h < 0 || h >= H || v < 0 || v >= W) continue;  // padding: 0 after the shift
+          s += static_cast<int64_t>(x[(c * H + h) * W + v] - xz) *
+               static_cast<int64_t>(w[((m * C + c) * KH + i) * KW + j] - wz[m]);
+        }
+    return s;
+  };
+  auto attrs = [](pb::NodeProto& n) {
+    set_ints(n, "pads", {1, 1, 1, 1});
+    set_ints(n, "strides", {2, 2});
+  };
+  Model m(10);
+  m.input("x", TP::UINT8, {1, C, H, W});
+  m.input("w", TP::UINT8, {M, C, KH, KW});
+  int8_init(m, "xz", TP::UINT8, {}, {xz});
+  int8_init(m, "wz", TP::UINT8, {M}, wz);
+  attrs(m.node("ConvInteger", {"x", "w", "xz", "wz"}, {"y"}));
+  m.output("y");
+  std::vector<double> want;
+  for (int c = 0; c < M; ++c)
+    for (int oh = 0; oh < OH; ++oh)
+      for (int ow = 0; ow < OW; ++ow) want.push_back(static_cast<double>(conv_ref(c, oh, ow)));
+  EXPECT_EQ(run(m, {tensor(DType::U8, {1, C, H, W}, x), tensor(DType::U8, {M, C, KH, KW}, w)})[0],
+            want);
+
+  // QLinearConv: per-channel weight scales, an INT32 bias, UINT8 output.
+  Model q(10);
+  q.input("x", TP::UINT8, {1, C, H, W});
+  q.init_floats("xs", {}, {0.05f});
+  int8_init(q, "xz", TP::UINT8, {}, {xz});
+  q.input("w", TP::UINT8, {M, C, KH, KW});
+  q.init_floats("ws", {M}, {0.01f, 0.02f, 0.003f});
+  int8_init(q, "wz", TP::UINT8, {M}, wz);
+  q.init_floats("ys", {}, {0.9f});
+  int8_init(q, "yz", TP::UINT8, {}, {100});
+  auto& bt = q.init("B");
+  bt.set_data_type(TP::INT32);
+  bt.add_dims(M);
+  for (int64_t v : bias) bt.add_int32_data(static_cast<int32_t>(v));
+  attrs(q.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "B"}, {"y"}));
+  q.output("y");
+  const float wsv[3] = {0.01f, 0.02f, 0.003f};
+  std::vector<double> wq;
+  for (int c = 0; c < M; ++c) {
+    const float factor = 0.05f * wsv[c] / 0.9f;
+    for (int oh = 0; oh < OH; ++oh)
+      for (int ow = 0; ow < OW; ++ow) {
+        double r = static_cast<double>(conv_ref(c, oh, ow) + bias[c]) * factor + 100;
+        wq.push_back(rint_even(std::clamp(r, 0.0, 255.0)));
+      }
+  }
+  EXPECT_EQ(run(q, {tensor(DType::U8, {1, C, H, W}, x), tensor(DType::U8, {M, C, KH, KW}, w)})[0],
+            wq);
+}
+
 }  // namespace
 }  // namespace hf

@@ -13,6 +13,7 @@
 //   onnx_lower_attention.cpp  Attention and RotaryEmbedding (opsets 23-25)
 //   onnx_lower_scatter.cpp  GatherND, ScatterND, ScatterElements/Scatter
 //   onnx_lower_quant.cpp  QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
+//   onnx_lower_qlinear.cpp  MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv
 #pragma once
 #include <onnx/onnx_pb.h>
 
@@ -224,6 +225,7 @@ class Importer {
   void lower_attention();
   void lower_rotary_embedding();
   void lower_matmul();
+  ValueId matmul(ValueId a, ValueId b);  // NumPy matmul (1-D operands included)
   void lower_gemm();
   void lower_clip();
   void lower_div();
@@ -259,6 +261,11 @@ class Importer {
   void lower_quantize();
   void lower_dequantize();
   void lower_dynamic_quantize();
+  // MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv (onnx_lower_qlinear.cpp)
+  ValueId shifted(int k, int k_zp, int axis, int rank);
+  ValueId requantize(ValueId acc, ValueId factor, int k_zp, int32_t fallback);
+  void lower_int_matmul(bool qlinear);
+  void lower_int_conv(bool qlinear);
   // layout ops from Slice/Concat/Broadcast/Reshape/Dimshuffle (onnx_lower_layout.cpp)
   ValueId slice_axis(ValueId v, int axis, int64_t start, int64_t end, int64_t step = 1);
   ValueId concat_axis(std::vector<ValueId> parts, int axis);
@@ -272,6 +279,7 @@ class Importer {
   // convolution, pooling and data movement (onnx_lower_nn.cpp); false: not one of those
   bool lower_nn();
   void lower_conv();
+  ValueId conv(ValueId x, ValueId w, std::optional<ValueId> bias);
   void lower_pool(bool max);
   void lower_global_pool(bool max);
   void lower_slice();

@@ -547,7 +547,10 @@ ValueId Importer::softmax(ValueId x, const std::vector<int64_t>& axes, bool log)
 // --- matrix products ------------------------------------------------------------------------
 
 void Importer::lower_matmul() {
-  ValueId a = rt(0), b = rt(1);
+  set_rt(0, matmul(rt(0), rt(1)));
+}
+
+ValueId Importer::matmul(ValueId a, ValueId b) {
   Shape as = shape_of(a), bs = shape_of(b);
   if (as.empty() || bs.empty()) throw Error("needs inputs of rank >= 1");
   // NumPy's 1-D rules: a vector on the left is a row [1, k], on the right a column [k, 1];
@@ -561,7 +564,7 @@ void Importer::lower_matmul() {
   Shape ys = shape_of(y);
   if (bs.size() == 1) ys.pop_back();
   if (as.size() == 1) ys.erase(ys.end() - (bs.size() == 1 ? 1 : 2));
-  set_rt(0, reshape(y, ys));
+  return reshape(y, ys);
 }
 
 // A constant matrix, transposed here (a Linear layer's weight, Gemm transB=1), so the
@@ -740,6 +743,8 @@ void Importer::lower() {
   if (op == "QuantizeLinear") return lower_quantize();
   if (op == "DequantizeLinear") return lower_dequantize();
   if (op == "DynamicQuantizeLinear") return lower_dynamic_quantize();
+  if (op == "MatMulInteger" || op == "QLinearMatMul") return lower_int_matmul(op == "QLinearMatMul");
+  if (op == "ConvInteger" || op == "QLinearConv") return lower_int_conv(op == "QLinearConv");
   if (op == "ScatterND") return lower_scatter_nd();
   if (op == "TensorScatter") return lower_tensor_scatter();
   if (op == "ScatterElements" || op == "Scatter") return lower_scatter_elements();
