@@ -231,6 +231,13 @@ std::unique_ptr<Kernel> CpuBackend::make_kernel(const Graph& g, const Node& n) {
         copy(src, out[0], pool);
       });
     }
+    case OpType::BitCast:  // the same bytes under another type
+      return std::make_unique<FnKernel>([&pool](auto in, auto out) {
+        copy(contiguous_view(in[0].data, out[0].dtype, out[0].shape), out[0], pool);
+      });
+    case OpType::Det:
+      return std::make_unique<FnKernel>(
+          [&pool](auto in, auto out) { determinant(in[0], out[0], pool); });
     case OpType::Reshape:
       return std::make_unique<FnKernel>([&pool](auto in, auto out) {
         copy(contiguous_view(in[0].data, in[0].dtype, out[0].shape), out[0], pool);

@@ -63,6 +63,10 @@ std::optional<ScatterReduction> parse_scatter_reduction(const std::string& s);
 void scatter_rows(ScatterReduction r, const TensorView& data, const TensorView& indices,
                   const TensorView& updates, const TensorView& out, ThreadPool& pool);
 
+// Det: out[b] = the determinant of the matrix in[b, :, :] (in: [..., n, n], contiguous),
+// by LU factorisation with partial pivoting in f64, rounded to the output type; n = 0 gives 1.
+void determinant(const TensorView& in, const TensorView& out, ThreadPool& pool);
+
 // out = in[start::step] per axis (any strides, negative steps included).
 void slice(const SliceGeometry& g, const TensorView& in, const TensorView& out, ThreadPool& pool);
 

@@ -758,6 +758,23 @@ void Importer::lower() {
   if (op == "NegativeLogLikelihoodLoss") return lower_nll();
   if (op == "SoftmaxCrossEntropyLoss") return lower_softmax_cross_entropy();
   if (op == "RMSNormalization") return lower_rmsnorm();
+  if (op == "Det") {
+    if (!is_float(dtype(0))) throw Error("needs a float input");
+    return set_rt(0, op1(OpType::Det, {}, rt(0), "det"));
+  }
+  if (op == "BitCast") {  // opset 26: the same bytes as another type of the same size
+    int32_t to = static_cast<int32_t>(cur_->attr_int("to"));
+    std::optional<DType> t = to_dtype(to);
+    if (!t) unsupported("BitCast to " + elem_type_name(to));
+    DType from = dtype(0);
+    if (dtype_size(*t) != dtype_size(from))
+      throw Error("cannot reinterpret " + elem_type_name(elem(0)) + " as " + elem_type_name(to) +
+                  ": the element sizes differ");
+    if (*t == DType::Bool && from != DType::Bool)
+      unsupported("BitCast to BOOL (a byte other than 0 or 1 is no bool)");
+    if (*t == from) return alias(0, 0);
+    return set_rt(0, op1(OpType::BitCast, {{"dtype", std::string(dtype_name(*t))}}, rt(0)));
+  }
   if (op == "MeanVarianceNormalization") return lower_mvn();
   if (op == "LpNormalization") return lower_lp_normalization();
   if (op == "Shrink") {  // x < -lambd ? x + bias : x > lambd ? x - bias : 0

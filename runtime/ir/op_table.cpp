@@ -258,6 +258,20 @@ std::vector<ValueType> infer_op(const Node& n, const std::vector<ValueType>& in)
     case OpType::Slice:
     case OpType::Gather:
       return infer_nn_outputs(n, in);
+    case OpType::Det: {
+      const Shape& x = in[0].shape;
+      if (!is_float(in[0].dtype)) fail(n, "needs a float input");
+      if (x.size() < 2 || x[x.size() - 1] != x[x.size() - 2])
+        fail(n, "needs square matrices over the last two axes, got " + to_string(x));
+      return {{in[0].dtype, Shape(x.begin(), x.end() - 2)}};
+    }
+    case OpType::BitCast: {
+      DType to = dtype_attr(n);
+      if (dtype_size(to) != dtype_size(in[0].dtype))
+        fail(n, "cannot reinterpret " + std::string(dtype_name(in[0].dtype)) + " as " +
+                    std::string(dtype_name(to)) + ": the sizes differ");
+      return {{to, in[0].shape}};
+    }
     case OpType::ScatterRows: {
       if (in[1].dtype != DType::I32 && in[1].dtype != DType::I64)
         fail(n, "indices must be i32 or i64, got " + std::string(dtype_name(in[1].dtype)));
