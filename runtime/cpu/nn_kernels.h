@@ -4,8 +4,8 @@
 #pragma once
 #include <memory>
 #include <optional>
-#include <string>
 #include <span>
+#include <string>
 
 #include "runtime/cpu/out_block.h"
 #include "runtime/ir/nn_geometry.h"

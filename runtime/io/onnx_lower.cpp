@@ -323,8 +323,7 @@ void Importer::lower_gelu() {
 ValueId Importer::int_pow(ValueId x) {
   DType t = dtype_of(x);
   if (t != DType::I32 && t != DType::I64)
-    throw Error("the base must be a float type, INT32 or INT64, not " +
-                std::string(dtype_name(t)));
+    throw Error("the base must be a float type, INT32 or INT64, not " + std::string(dtype_name(t)));
   auto out = broadcast_shapes(shape(0), shape(1));
   if (!out) throw Error("input shapes do not broadcast");
   if (is_const(1) && cst(1).size() == 1) {
@@ -743,7 +742,8 @@ void Importer::lower() {
   if (op == "QuantizeLinear") return lower_quantize();
   if (op == "DequantizeLinear") return lower_dequantize();
   if (op == "DynamicQuantizeLinear") return lower_dynamic_quantize();
-  if (op == "MatMulInteger" || op == "QLinearMatMul") return lower_int_matmul(op == "QLinearMatMul");
+  if (op == "MatMulInteger" || op == "QLinearMatMul")
+    return lower_int_matmul(op == "QLinearMatMul");
   if (op == "ConvInteger" || op == "QLinearConv") return lower_int_conv(op == "QLinearConv");
   if (op == "ScatterND") return lower_scatter_nd();
   if (op == "TensorScatter") return lower_tensor_scatter();
@@ -787,8 +787,10 @@ void Importer::lower() {
     double lambd = cur_->attr_float("lambd", 0.5), bias = cur_->attr_float("bias", 0.0);
     const Shape xs = shape_of(xf);  // a copy: adding nodes moves the graph's values
     ValueId zero = broadcast_to(reshape(scalar(c, 0), Shape(xs.size(), 1)), xs);
-    ValueId hi = where(ew(Mode::LT, {scalar(c, lambd), xf}), ew(Mode::SUB, {xf, scalar(c, bias)}), zero);
-    ValueId y = where(ew(Mode::LT, {xf, scalar(c, -lambd)}), ew(Mode::ADD, {xf, scalar(c, bias)}), hi);
+    ValueId hi =
+        where(ew(Mode::LT, {scalar(c, lambd), xf}), ew(Mode::SUB, {xf, scalar(c, bias)}), zero);
+    ValueId y =
+        where(ew(Mode::LT, {xf, scalar(c, -lambd)}), ew(Mode::ADD, {xf, scalar(c, bias)}), hi);
     return set_rt(0, cvt(y, t));
   }
   if (op == "SwiGLU") {  // a sigmoid(alpha a) b, a and b of one shape (opset 28)
@@ -797,8 +799,9 @@ void Importer::lower() {
     if (shape_of(a) != shape_of(b) || dtype_of(a) != dtype_of(b))
       throw Error("A and B must have the same shape and type (no broadcasting)");
     double alpha = cur_->attr_float("alpha", 1.0);
-    ValueId sw = alpha == 1.0 ? ew(Mode::SILU, {a})
-                              : ew(Mode::MUL, {a, ew(Mode::SIGMOID, {ew(Mode::MUL, {a, s(alpha)})})});
+    ValueId sw = alpha == 1.0
+                     ? ew(Mode::SILU, {a})
+                     : ew(Mode::MUL, {a, ew(Mode::SIGMOID, {ew(Mode::MUL, {a, s(alpha)})})});
     return set_rt(0, ew(Mode::MUL, {sw, b}));
   }
   if (op == "Attention") return lower_attention();

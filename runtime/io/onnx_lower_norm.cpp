@@ -1,7 +1,8 @@
 // ONNX normalisations lowered to reductions and element-wise nodes: LayerNormalization,
 // BatchNormalization (inference), InstanceNormalization, GroupNormalization (opsets 18 and
-// 21), RMSNormalization (opset 23), MeanVarianceNormalization and LpNormalization. Each follows the function body the ONNX spec gives it, in
-// the stash type (f32 for f16/bf16 inputs) where the op has one.
+// 21), RMSNormalization (opset 23), MeanVarianceNormalization and LpNormalization. Each follows the
+// function body the ONNX spec gives it, in the stash type (f32 for f16/bf16 inputs) where the op
+// has one.
 #include <cmath>
 
 #include "runtime/io/onnx_internal.h"
@@ -185,8 +186,7 @@ void Importer::lower_mvn() {
   ValueId mean = reduce(X, "MEAN", axes, true);
   ValueId sq_mean = reduce(ew(Mode::SQUARE, {X}), "MEAN", axes, true);
   ValueId sd = ew(Mode::SQRT, {ew(Mode::SUB, {sq_mean, ew(Mode::SQUARE, {mean})})});
-  set_rt(0, ew(Mode::TRUE_DIV,
-               {ew(Mode::SUB, {X, mean}), ew(Mode::ADD, {sd, scalar(t, 1e-9)})}));
+  set_rt(0, ew(Mode::TRUE_DIV, {ew(Mode::SUB, {X, mean}), ew(Mode::ADD, {sd, scalar(t, 1e-9)})}));
 }
 
 // X / ||X||_p along `axis` (p 1 or 2, default 2; default axis -1): SUM(ABS(X)) or

@@ -200,7 +200,7 @@ void reference_nn(const Node& n, const std::vector<TensorView>& in, const Tensor
         if (row < 0 || row >= dim) throw std::out_of_range("reference_nn: scatter index");
         for (int64_t c = 0; c < inner; ++c) {
           double a = element(out, row * inner + c), b = element(in[2], k * inner + c);
-          double v = r == "add" ? a + b
+          double v = r == "add"   ? a + b
                      : r == "mul" ? a * b
                      : r == "max" ? std::max(a, b)
                      : r == "min" ? std::min(a, b)
