@@ -288,15 +288,32 @@ TEST(OnnxQuant, MatMulIntegerAndQLinearMatMulAreExact) {
     EXPECT_EQ(run(q, {tensor(DType::U8, {M, K}, a), tensor(DType::U8, {K, N}, bu)})[0], want)
         << "output " << out;
   }
-  // An inner dimension whose f32 sums could round is refused, not rounded.
+  // An inner dimension past 258 (where one f32 sum could round): slices summed in INT32,
+  // exact; all values 255 with zero points 0 give 255 * 255 * 601 exactly.
   Model big(10);
-  big.input("a", TP::UINT8, {2, 300});
-  big.input("b", TP::UINT8, {300, 2});
+  big.input("a", TP::UINT8, {2, 601});
+  big.input("b", TP::UINT8, {601, 3});
   big.node("MatMulInteger", {"a", "b"}, {"y"});
   big.output("y");
-  EXPECT_EQ(import_error(big),
-            "m.onnx: node 0 (MatMulInteger): unsupported op (MatMulInteger with an inner "
-            "dimension of 300: its f32 accumulation is exact only up to 258)");
+  std::vector<double> a255(2 * 601, 255), b255(601 * 3, 255), bv(601 * 3);
+  for (size_t k = 0; k < bv.size(); ++k) bv[k] = static_cast<double>((k * 29) % 256);
+  EXPECT_EQ(run(big, {tensor(DType::U8, {2, 601}, a255), tensor(DType::U8, {601, 3}, b255)})[0],
+            std::vector<double>(6, 255.0 * 255 * 601));
+  std::vector<double> want_big(6, 0);
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 3; ++c)
+      for (int k = 0; k < 601; ++k) want_big[r * 3 + c] += 255 * bv[k * 3 + c];
+  EXPECT_EQ(run(big, {tensor(DType::U8, {2, 601}, a255), tensor(DType::U8, {601, 3}, bv)})[0],
+            want_big);
+  // A Conv with more products per output than that is refused, not rounded.
+  Model bc(10);
+  bc.input("x", TP::UINT8, {1, 40, 3, 3});
+  bc.input("w", TP::UINT8, {1, 40, 3, 3});
+  bc.node("ConvInteger", {"x", "w"}, {"y"});
+  bc.output("y");
+  EXPECT_EQ(import_error(bc),
+            "m.onnx: node 0 (ConvInteger): unsupported op (ConvInteger with 360 products per "
+            "output: its f32 accumulation is exact only up to 258)");
 }
 
 TEST(OnnxQuant, ConvIntegerAndQLinearConvAreExact) {

@@ -1,10 +1,14 @@
 // MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv on the f32 MatMul and Conv:
 // the INT8/UINT8 operands minus their zero points are integers of magnitude <= 255, so
 // every partial sum of K products is an integer below 255 * 255 * K, exact in f32 while
-// that stays below 2^24 (K <= 258); a larger K is refused rather than rounded. The QLinear
+// that stays below 2^24 (K <= 258). A longer MatMul inner dimension is cut into slices of
+// 258 whose exact results are summed in INT32; a Conv with more than 258 products per
+// output is refused rather than rounded. The QLinear
 // ops then scale the exact integer result in f64, as ONNX's reference does (int32 times
 // the f32 factor a_scale * b_scale / y_scale is f64 in numpy), add the output zero point,
 // round half to even and clip to the output type.
+#include <algorithm>
+
 #include "runtime/io/onnx_internal.h"
 
 namespace hf::onnx_detail {
@@ -48,7 +52,7 @@ ValueId Importer::shifted(int k, int k_zp, int axis, int rank) {
 }
 
 // round_half_even(acc * factor + zero point) clipped to the output type (the zero point's,
-// else `fallback`), from the exact integer result acc (f32).
+// else `fallback`), from the exact integer result acc (f32, f64 or INT32).
 ValueId Importer::requantize(ValueId acc, ValueId factor, int k_zp, int32_t fallback) {
   ValueId r = ew(Mode::MUL, {cvt(acc, DType::F64), cvt(factor, DType::F64)});
   int32_t out = fallback;
@@ -74,15 +78,20 @@ void Importer::lower_int_matmul(bool qlinear) {
   if (as.empty() || bs.empty()) throw Error("needs inputs of rank >= 1");
   const int ra = static_cast<int>(as.size()), rb = static_cast<int>(bs.size());
   const int64_t k = as.back();
-  if (k > kExactK)
-    unsupported(cur_->op() + " with an inner dimension of " + std::to_string(k) +
-                ": its f32 accumulation is exact only up to " + std::to_string(kExactK));
   ValueId a = shifted(ka, 2, ra >= 2 ? ra - 2 : -1, ra);
   ValueId b = shifted(kb, qlinear ? 5 : 3, rb >= 2 ? rb - 1 : -1, rb);
-  ValueId acc = matmul(a, b);
-  if (!qlinear) return set_rt(0, cvt(acc, DType::I32));
+  // A longer inner dimension in slices of at most kExactK, each exact, summed in INT32.
+  std::optional<ValueId> acc;
+  for (int64_t s0 = 0; s0 < k || !acc; s0 += kExactK) {
+    const int64_t s1 = std::min(k, s0 + kExactK);
+    ValueId as0 = k > kExactK ? slice_axis(a, ra - 1, s0, s1) : a;
+    ValueId bs0 = k > kExactK ? slice_axis(b, rb >= 2 ? rb - 2 : 0, s0, s1) : b;
+    ValueId part = cvt(matmul(as0, bs0), DType::I32);
+    acc = acc ? ew(Mode::ADD, {*acc, part}) : part;
+  }
+  if (!qlinear) return set_rt(0, *acc);
   // a_scale per row, b_scale per column, in f32 as the reference multiplies them.
-  const Shape ys = shape_of(acc);
+  const Shape ys = shape_of(*acc);
   const int ry = static_cast<int>(ys.size());
   auto scale = [&](int kk, int axis, int64_t n) {
     if (!is_float(dtype(kk))) throw Error("the scales must be float");
@@ -92,7 +101,7 @@ void Importer::lower_int_matmul(bool qlinear) {
   ValueId sa = scale(1, ra >= 2 && ry >= 2 ? ry - 2 : -1, ra >= 2 ? as[ra - 2] : 0);
   ValueId sb = scale(4, rb >= 2 ? ry - 1 : -1, rb >= 2 ? bs[rb - 1] : 0);
   ValueId factor = ew(Mode::TRUE_DIV, {ew(Mode::MUL, {sa, sb}), scale(6, -1, 0)});
-  set_rt(0, requantize(acc, factor, 7, elem(0)));
+  set_rt(0, requantize(*acc, factor, 7, elem(0)));
 }
 
 // ConvInteger: x, w, x_zero_point (scalar), w_zero_point (scalar or per output channel)
