@@ -108,6 +108,17 @@ std::unique_ptr<Kernel> CpuBackend::make_nn_kernel(const Graph& g, const Node& n
         }
       });
     }
+    case OpType::ScatterRows: {
+      auto r = parse_scatter_reduction(n.attr_str("reduction"));
+      if (!r) throw Error(describe(n) + ": unknown reduction '" + n.attr_str("reduction") + "'");
+      return std::make_unique<FnKernel>([r = *r, &pool, what = describe(n)](auto in, auto out) {
+        try {
+          scatter_rows(r, in[0], in[1], in[2], out[0], pool);
+        } catch (const std::out_of_range& e) {
+          throw Error(what + ": " + e.what());
+        }
+      });
+    }
     default:
       throw Error(describe(n) + ": not a convolution, pooling or data-movement op");
   }
@@ -243,6 +254,13 @@ std::unique_ptr<Kernel> CpuBackend::make_kernel(const Graph& g, const Node& n) {
         copy(src, out[0], pool);
       });
     }
+    case OpType::BitCast:  // the same bytes under another type
+      return std::make_unique<FnKernel>([&pool](auto in, auto out) {
+        copy(contiguous_view(in[0].data, out[0].dtype, out[0].shape), out[0], pool);
+      });
+    case OpType::Det:
+      return std::make_unique<FnKernel>(
+          [&pool](auto in, auto out) { determinant(in[0], out[0], pool); });
     case OpType::Reshape:
       return std::make_unique<FnKernel>([&pool](auto in, auto out) {
         copy(contiguous_view(in[0].data, in[0].dtype, out[0].shape), out[0], pool);
@@ -263,6 +281,7 @@ std::unique_ptr<Kernel> CpuBackend::make_kernel(const Graph& g, const Node& n) {
     case OpType::Resize:
     case OpType::GridSample:
     case OpType::RoiAlign:
+    case OpType::ScatterRows:
       return make_nn_kernel(g, n);
     case OpType::Fused:
       if (dynamic_cast<const HeavyEpilogue*>(n.payload.get())) return make_epilogue_kernel(g, n);

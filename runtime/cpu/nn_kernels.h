@@ -3,7 +3,9 @@
 // (what the executor's buffers are) and throw std::invalid_argument otherwise.
 #pragma once
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
 
 #include "runtime/cpu/out_block.h"
 #include "runtime/ir/nn_geometry.h"
@@ -51,6 +53,19 @@ void pool2d(bool max, const PoolGeometry& g, const TensorView& x, const TensorVi
 // std::out_of_range naming it.
 void gather(int axis, const TensorView& data, const TensorView& indices, const TensorView& out,
             ThreadPool& pool);
+
+// ScatterRows (op_types.def): out = data, then for each k in order, row indices[k] of out
+// (rows along axis 0) set to updates[k] or combined with it (f16/bf16 compute in f32,
+// integer add and mul wrap, max and min propagate NaN). An index outside [-dim, dim)
+// throws std::out_of_range naming it, before anything is written.
+enum class ScatterReduction { None, Add, Mul, Max, Min };
+std::optional<ScatterReduction> parse_scatter_reduction(const std::string& s);
+void scatter_rows(ScatterReduction r, const TensorView& data, const TensorView& indices,
+                  const TensorView& updates, const TensorView& out, ThreadPool& pool);
+
+// Det: out[b] = the determinant of the matrix in[b, :, :] (in: [..., n, n], contiguous),
+// by LU factorisation with partial pivoting in f64, rounded to the output type; n = 0 gives 1.
+void determinant(const TensorView& in, const TensorView& out, ThreadPool& pool);
 
 // out = in[start::step] per axis (any strides, negative steps included).
 void slice(const SliceGeometry& g, const TensorView& in, const TensorView& out, ThreadPool& pool);

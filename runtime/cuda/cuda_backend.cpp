@@ -288,6 +288,7 @@ std::unique_ptr<Kernel> CudaBackend::make_kernel(const Graph& g, const Node& n) 
       return std::make_unique<EwKernel>(EwKernel::Kind::Convert, p, *this);
     }
     case OpType::Reshape:
+    case OpType::BitCast:  // the same bytes under another type
       return std::make_unique<MemcpyKernel>(as_stream(stream_));
     case OpType::Reduce:
       return std::make_unique<ReduceKernel>(*parse_reduce_mode(n.attr_str("mode")),
@@ -311,6 +312,10 @@ std::unique_ptr<Kernel> CudaBackend::make_kernel(const Graph& g, const Node& n) 
     case OpType::GridSample:
     case OpType::RoiAlign:
       throw unsupported("no CUDA kernel yet (the CPU backend runs it)");
+    case OpType::Det:
+      throw unsupported("no CUDA kernel for Det (run with --backend cpu)");
+    case OpType::ScatterRows:  // sequential by index order; the CPU backend runs it
+      throw unsupported("no CUDA kernel for ScatterRows (run with --backend cpu)");
   }
   throw unsupported("no kernel");
 }

@@ -16,6 +16,9 @@
 //   onnx_lower_rnn.cpp  RNN, GRU and LSTM unrolled over the sequence
 //   onnx_lower_order.cpp  CumSum, CumProd, TopK, ReverseSequence
 //   onnx_lower_einsum.cpp  Einsum
+//   onnx_lower_scatter.cpp  GatherND, ScatterND, ScatterElements/Scatter
+//   onnx_lower_quant.cpp  QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
+//   onnx_lower_qlinear.cpp  MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv
 #pragma once
 #include <onnx/onnx_pb.h>
 
@@ -234,6 +237,8 @@ class Importer {
   void lower_groupnorm();
   void lower_instancenorm();
   void lower_rmsnorm();
+  void lower_mvn();
+  void lower_lp_normalization();
   // transformer blocks (onnx_lower_attention.cpp)
   void lower_attention();
   void lower_rotary_embedding();
@@ -245,13 +250,16 @@ class Importer {
   void lower_reverse_sequence();
   void lower_einsum();  // onnx_lower_einsum.cpp
   void lower_matmul();
+  ValueId matmul(ValueId a, ValueId b);  // NumPy matmul (1-D operands included)
   void lower_gemm();
   void lower_clip();
   void lower_div();
   void lower_mod();
   void lower_gelu();
   void lower_pow();
+  ValueId int_pow(ValueId x);
   void lower_round();
+  ValueId round_even(ValueId x);  // ONNX Round: half to even
   void lower_cast(int32_t to);
   void lower_dropout();
   // ops on an index along an axis (onnx_lower_index.cpp)
@@ -265,6 +273,25 @@ class Importer {
   void fold_window(const ConstTensor& size);  // Hann/Hamming/BlackmanWindow (onnx_fold.cpp)
   void lower_nll();
   void lower_softmax_cross_entropy();
+  // GatherND, ScatterND, ScatterElements and Scatter (onnx_lower_scatter.cpp)
+  std::string scatter_reduction();
+  ValueId nd_rows(int k_in, const Shape& ds, int b);
+  ValueId scatter_rows(ValueId data, ValueId rows, ValueId updates, int64_t lead_axes,
+                       const std::string& reduction);
+  void lower_gather_nd();
+  void lower_scatter_nd();
+  void lower_scatter_elements();
+  void lower_tensor_scatter();
+  // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear (onnx_lower_quant.cpp)
+  ValueId quant_param(ValueId p, const Shape& xs, const char* what);
+  void lower_quantize();
+  void lower_dequantize();
+  void lower_dynamic_quantize();
+  // MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv (onnx_lower_qlinear.cpp)
+  ValueId shifted(int k, int k_zp, int axis, int rank);
+  ValueId requantize(ValueId acc, ValueId factor, int k_zp, int32_t fallback);
+  void lower_int_matmul(bool qlinear);
+  void lower_int_conv(bool qlinear);
   // layout ops from Slice/Concat/Broadcast/Reshape/Dimshuffle (onnx_lower_layout.cpp)
   ValueId slice_axis(ValueId v, int axis, int64_t start, int64_t end, int64_t step = 1);
   ValueId concat_axis(std::vector<ValueId> parts, int axis);
@@ -283,6 +310,7 @@ class Importer {
   // convolution, pooling and data movement (onnx_lower_nn.cpp); false: not one of those
   bool lower_nn();
   void lower_conv();
+  ValueId conv(ValueId x, ValueId w, std::optional<ValueId> bias);
   void lower_pool(bool max);
   void lower_global_pool(bool max);
   void lower_slice();

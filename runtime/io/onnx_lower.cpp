@@ -321,10 +321,41 @@ void Importer::lower_gelu() {
   set_rt(0, ew(Mode::MUL, {ew(Mode::MUL, {x, s(0.5)}), ew(Mode::ADD, {th, s(1)})}));
 }
 
+// An INT32/INT64 base: numpy's integer power (ONNX's reference) for a constant exponent that
+// is a non-negative integer, as square-and-multiply in the base's type (exact, wrapping as
+// numpy does); otherwise the power in f64 truncated to the base's type, as the reference's
+// float power then astype does (exact while |result| < 2^53).
+ValueId Importer::int_pow(ValueId x) {
+  DType t = dtype_of(x);
+  if (t != DType::I32 && t != DType::I64)
+    throw Error("the base must be a float type, INT32 or INT64, not " + std::string(dtype_name(t)));
+  auto out = broadcast_shapes(shape(0), shape(1));
+  if (!out) throw Error("input shapes do not broadcast");
+  if (is_const(1) && cst(1).size() == 1) {
+    double e = cst(1).as_double(0);
+    if (e >= 0 && e == std::floor(e) && e < 9.2e18) {
+      auto n = static_cast<uint64_t>(e);
+      std::optional<ValueId> acc;
+      ValueId p = x;
+      for (; n; n >>= 1) {
+        if (n & 1) acc = acc ? ew(Mode::MUL, {*acc, p}) : p;
+        if (n > 1) p = ew(Mode::MUL, {p, p});
+      }
+      // x^0 = 1, 0^0 included.
+      ValueId y = acc ? *acc : ew(Mode::ADD, {ew(Mode::MUL, {x, scalar(t, 0)}), scalar(t, 1)});
+      Shape ys(out->size() - shape_of(y).size(), 1);  // an exponent of higher rank
+      ys.insert(ys.end(), shape_of(y).begin(), shape_of(y).end());
+      return broadcast_to(reshape(y, ys), *out);
+    }
+  }
+  ValueId y = ew(Mode::POW, {cvt(x, DType::F64), cvt(rt(1), DType::F64)});
+  return cvt(y, t);
+}
+
 void Importer::lower_pow() {
   ValueId x = rt(0);
   DType t = dtype_of(x);
-  if (!is_float(t)) unsupported("Pow of integers");
+  if (!is_float(t)) return set_rt(0, int_pow(x));
   // PowC computes in f32 (pow_const.h): f64 takes the POW mode, computed in f64.
   if (t != DType::F64 && is_const(1) && cst(1).size() == 1 && std::isfinite(cst(1).as_double(0))) {
     auto out = broadcast_shapes(shape(0), shape(1));
@@ -346,15 +377,18 @@ void Importer::lower_pow() {
 
 // ONNX rounds half to even; ROUND rounds half away from zero. At exact ties (x - floor(x) =
 // 0.5, exact in every float format) the even neighbour is 2 * ROUND(x / 2).
-void Importer::lower_round() {
-  ValueId x = rt(0);
+ValueId Importer::round_even(ValueId x) {
   DType t = dtype_of(x);
   if (!is_float(t)) throw Error("needs a float input");
   ValueId half = scalar(t, 0.5);
   ValueId r = ew(Mode::ROUND, {x});
   ValueId tie = ew(Mode::EQ, {ew(Mode::SUB, {x, ew(Mode::FLOOR, {x})}), half});
   ValueId even = ew(Mode::MUL, {ew(Mode::ROUND, {ew(Mode::MUL, {x, half})}), scalar(t, 2)});
-  set_rt(0, where(tie, even, r));
+  return where(tie, even, r);
+}
+
+void Importer::lower_round() {
+  set_rt(0, round_even(rt(0)));
 }
 
 void Importer::lower_clip() {
@@ -520,7 +554,10 @@ ValueId Importer::softmax(ValueId x, const std::vector<int64_t>& axes, bool log)
 // --- matrix products ------------------------------------------------------------------------
 
 void Importer::lower_matmul() {
-  ValueId a = rt(0), b = rt(1);
+  set_rt(0, matmul(rt(0), rt(1)));
+}
+
+ValueId Importer::matmul(ValueId a, ValueId b) {
   Shape as = shape_of(a), bs = shape_of(b);
   if (as.empty() || bs.empty()) throw Error("needs inputs of rank >= 1");
   // NumPy's 1-D rules: a vector on the left is a row [1, k], on the right a column [k, 1];
@@ -534,7 +571,7 @@ void Importer::lower_matmul() {
   Shape ys = shape_of(y);
   if (bs.size() == 1) ys.pop_back();
   if (as.size() == 1) ys.erase(ys.end() - (bs.size() == 1 ? 1 : 2));
-  set_rt(0, reshape(y, ys));
+  return reshape(y, ys);
 }
 
 // A constant matrix, transposed here (a Linear layer's weight, Gemm transB=1), so the
@@ -709,6 +746,16 @@ void Importer::lower() {
   if (op == "ArgMax" || op == "ArgMin") return lower_argmax(op == "ArgMax");
   if (op == "Hardmax") return lower_hardmax();
   if (op == "GatherElements") return lower_gather_elements();
+  if (op == "GatherND") return lower_gather_nd();
+  if (op == "QuantizeLinear") return lower_quantize();
+  if (op == "DequantizeLinear") return lower_dequantize();
+  if (op == "DynamicQuantizeLinear") return lower_dynamic_quantize();
+  if (op == "MatMulInteger" || op == "QLinearMatMul")
+    return lower_int_matmul(op == "QLinearMatMul");
+  if (op == "ConvInteger" || op == "QLinearConv") return lower_int_conv(op == "QLinearConv");
+  if (op == "ScatterND") return lower_scatter_nd();
+  if (op == "TensorScatter") return lower_tensor_scatter();
+  if (op == "ScatterElements" || op == "Scatter") return lower_scatter_elements();
   if (op == "Trilu") return lower_trilu();
   if (op == "Pad") return lower_pad();
   if (op == "DepthToSpace" || op == "SpaceToDepth") return lower_depth_space(op == "DepthToSpace");
@@ -723,6 +770,52 @@ void Importer::lower() {
   if (op == "NegativeLogLikelihoodLoss") return lower_nll();
   if (op == "SoftmaxCrossEntropyLoss") return lower_softmax_cross_entropy();
   if (op == "RMSNormalization") return lower_rmsnorm();
+  if (op == "Det") {
+    if (!is_float(dtype(0))) throw Error("needs a float input");
+    return set_rt(0, op1(OpType::Det, {}, rt(0), "det"));
+  }
+  if (op == "BitCast") {  // opset 26: the same bytes as another type of the same size
+    int32_t to = static_cast<int32_t>(cur_->attr_int("to"));
+    std::optional<DType> t = to_dtype(to);
+    if (!t) unsupported("BitCast to " + elem_type_name(to));
+    DType from = dtype(0);
+    if (dtype_size(*t) != dtype_size(from))
+      throw Error("cannot reinterpret " + elem_type_name(elem(0)) + " as " + elem_type_name(to) +
+                  ": the element sizes differ");
+    if (*t == DType::Bool && from != DType::Bool)
+      unsupported("BitCast to BOOL (a byte other than 0 or 1 is no bool)");
+    if (*t == from) return alias(0, 0);
+    return set_rt(0, op1(OpType::BitCast, {{"dtype", std::string(dtype_name(*t))}}, rt(0)));
+  }
+  if (op == "MeanVarianceNormalization") return lower_mvn();
+  if (op == "LpNormalization") return lower_lp_normalization();
+  if (op == "Shrink") {  // x < -lambd ? x + bias : x > lambd ? x - bias : 0
+    ValueId x = rt(0);
+    DType t = dtype(0);
+    if (t == DType::Bool) throw Error("needs a numeric input");
+    // Integer inputs: computed in f64 and truncated back, as the reference's astype.
+    ValueId xf = is_float(t) ? x : cvt(x, DType::F64);
+    DType c = dtype_of(xf);
+    double lambd = cur_->attr_float("lambd", 0.5), bias = cur_->attr_float("bias", 0.0);
+    const Shape xs = shape_of(xf);  // a copy: adding nodes moves the graph's values
+    ValueId zero = broadcast_to(reshape(scalar(c, 0), Shape(xs.size(), 1)), xs);
+    ValueId hi =
+        where(ew(Mode::LT, {scalar(c, lambd), xf}), ew(Mode::SUB, {xf, scalar(c, bias)}), zero);
+    ValueId y =
+        where(ew(Mode::LT, {xf, scalar(c, -lambd)}), ew(Mode::ADD, {xf, scalar(c, bias)}), hi);
+    return set_rt(0, cvt(y, t));
+  }
+  if (op == "SwiGLU") {  // a sigmoid(alpha a) b, a and b of one shape (opset 28)
+    ValueId a = rt(0), b = rt(1);
+    if (!is_float(dtype_of(a))) throw Error("needs float inputs");
+    if (shape_of(a) != shape_of(b) || dtype_of(a) != dtype_of(b))
+      throw Error("A and B must have the same shape and type (no broadcasting)");
+    double alpha = cur_->attr_float("alpha", 1.0);
+    ValueId sw = alpha == 1.0
+                     ? ew(Mode::SILU, {a})
+                     : ew(Mode::MUL, {a, ew(Mode::SIGMOID, {ew(Mode::MUL, {a, s(alpha)})})});
+    return set_rt(0, ew(Mode::MUL, {sw, b}));
+  }
   if (op == "Attention") return lower_attention();
   if (op == "RotaryEmbedding") return lower_rotary_embedding();
   if (op == "RNN" || op == "GRU" || op == "LSTM") return lower_rnn();

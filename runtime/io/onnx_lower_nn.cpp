@@ -53,8 +53,14 @@ Attrs window_attrs(const OnnxNode& n, const Shape& x, std::vector<int64_t> kerne
 }  // namespace
 
 void Importer::lower_conv() {
-  ValueId x = rt(0), w = rt(1);
-  const Shape& ws = shape_of(w);
+  std::optional<ValueId> bias;
+  if (cur_->has_input(2)) bias = rt(2);
+  set_rt(0, conv(rt(0), rt(1), bias));
+}
+
+// A Conv node with the current node's window attributes (Conv, ConvInteger, QLinearConv).
+ValueId Importer::conv(ValueId x, ValueId w, std::optional<ValueId> bias) {
+  const Shape ws = shape_of(w);
   if (ws.size() != 4)
     throw Error("weight has shape " + to_string(ws) +
                 ": only 2-D convolution is supported (other ranks are not supported)");
@@ -66,8 +72,8 @@ void Importer::lower_conv() {
   n.attrs = window_attrs(*cur_, shape_of(x), kernel, true);
   n.attrs["group"] = cur_->attr_int("group", 1);
   n.inputs = {x, w};
-  if (cur_->has_input(2)) n.inputs.push_back(rt(2));
-  set_rt(0, emit(std::move(n), "conv"));
+  if (bias) n.inputs.push_back(*bias);
+  return emit(std::move(n), "conv");
 }
 
 void Importer::lower_pool(bool max) {

@@ -1,7 +1,8 @@
 // ONNX normalisations lowered to reductions and element-wise nodes: LayerNormalization,
 // BatchNormalization (inference), InstanceNormalization, GroupNormalization (opsets 18 and
-// 21) and RMSNormalization (opset 23). Each follows the function body the ONNX spec gives it, in
-// the stash type (f32 for f16/bf16 inputs) where the op has one.
+// 21), RMSNormalization (opset 23), MeanVarianceNormalization and LpNormalization. Each follows the
+// function body the ONNX spec gives it, in the stash type (f32 for f16/bf16 inputs) where the op
+// has one.
 #include <cmath>
 
 #include "runtime/io/onnx_internal.h"
@@ -171,6 +172,40 @@ void Importer::lower_groupnorm() {
   ValueId y = ew(Mode::FUSE_MUL_ADD3, {z, reshape(cvt(rt(1), c), ps), reshape(cvt(rt(2), c), ps)},
                  "affine");
   set_rt(0, cvt(reshape(y, xs), t));
+}
+
+// (X - mean) / (sqrt(mean(X^2) - mean^2) + 1e-9) over `axes` (default 0, 2, 3), as the
+// spec's function body computes it.
+void Importer::lower_mvn() {
+  ValueId X = rt(0);
+  DType t = dtype_of(X);
+  if (!is_float(t)) throw Error("needs a float input");
+  const int rank = static_cast<int>(shape_of(X).size());
+  std::vector<int64_t> axes = cur_->attr_ints("axes").value_or(std::vector<int64_t>{0, 2, 3});
+  for (int64_t& a : axes) a = norm_axis(a, rank, "axes entry");
+  ValueId mean = reduce(X, "MEAN", axes, true);
+  ValueId sq_mean = reduce(ew(Mode::SQUARE, {X}), "MEAN", axes, true);
+  ValueId sd = ew(Mode::SQRT, {ew(Mode::SUB, {sq_mean, ew(Mode::SQUARE, {mean})})});
+  set_rt(0, ew(Mode::TRUE_DIV, {ew(Mode::SUB, {X, mean}), ew(Mode::ADD, {sd, scalar(t, 1e-9)})}));
+}
+
+// X / ||X||_p along `axis` (p 1 or 2, default 2; default axis -1): SUM(ABS(X)) or
+// SQRT(SUM(SQUARE(X))); 0 where the norm is 0, as the reference.
+void Importer::lower_lp_normalization() {
+  ValueId X = rt(0);
+  DType t = dtype_of(X);
+  if (!is_float(t)) throw Error("needs a float input");
+  const int rank = static_cast<int>(shape_of(X).size());
+  if (rank == 0) throw Error("needs an input of rank >= 1");
+  const int axis = norm_axis(cur_->attr_int("axis", -1), rank, "axis");
+  const int64_t p = cur_->attr_int("p", 2);
+  if (p != 1 && p != 2) throw Error("p must be 1 or 2, got " + std::to_string(p));
+  ValueId norm = p == 1 ? reduce(ew(Mode::ABS, {X}), "SUM", {axis}, true)
+                        : ew(Mode::SQRT, {reduce(ew(Mode::SQUARE, {X}), "SUM", {axis}, true)});
+  ValueId zero = ew(Mode::EQ, {norm, scalar(t, 0)});
+  ValueId y = ew(Mode::TRUE_DIV, {X, norm});
+  const Shape ys = shape_of(y);  // a copy: adding nodes moves the graph's values
+  set_rt(0, where(zero, broadcast_to(reshape(scalar(t, 0), Shape(rank, 1)), ys), y));
 }
 
 }  // namespace hf::onnx_detail

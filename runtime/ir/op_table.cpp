@@ -282,6 +282,35 @@ std::vector<ValueType> infer_op(const Node& n, const std::vector<ValueType>& in)
         fail(n, "batch_indices must be i64 or i32");
       return {{in[0].dtype, {g.rois, g.c, g.out_h, g.out_w}}};
     }
+    case OpType::Det: {
+      const Shape& x = in[0].shape;
+      if (!is_float(in[0].dtype)) fail(n, "needs a float input");
+      if (x.size() < 2 || x[x.size() - 1] != x[x.size() - 2])
+        fail(n, "needs square matrices over the last two axes, got " + to_string(x));
+      return {{in[0].dtype, Shape(x.begin(), x.end() - 2)}};
+    }
+    case OpType::BitCast: {
+      DType to = dtype_attr(n);
+      if (dtype_size(to) != dtype_size(in[0].dtype))
+        fail(n, "cannot reinterpret " + std::string(dtype_name(in[0].dtype)) + " as " +
+                    std::string(dtype_name(to)) + ": the sizes differ");
+      return {{to, in[0].shape}};
+    }
+    case OpType::ScatterRows: {
+      if (in[1].dtype != DType::I32 && in[1].dtype != DType::I64)
+        fail(n, "indices must be i32 or i64, got " + std::string(dtype_name(in[1].dtype)));
+      if (in[0].shape.empty()) fail(n, "cannot scatter into a scalar");
+      if (in[2].dtype != in[0].dtype) fail(n, "updates and data differ in dtype");
+      Shape want = in[1].shape;
+      want.insert(want.end(), in[0].shape.begin() + 1, in[0].shape.end());
+      if (in[2].shape != want)
+        fail(n, "updates have shape " + to_string(in[2].shape) + ", expected " + to_string(want));
+      const std::string& r = n.attr_str("reduction");
+      if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min")
+        fail(n, "reduction must be none, add, mul, max or min, not '" + r + "'");
+      if (r != "none" && in[0].dtype == DType::Bool) fail(n, "a reduction needs a numeric type");
+      return {{in[0].dtype, in[0].shape}};
+    }
     case OpType::Fused: {
       auto* sig = dynamic_cast<const FusedSignature*>(n.payload.get());
       if (!sig) fail(n, "fused node without a kernel spec");

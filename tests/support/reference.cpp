@@ -2,6 +2,7 @@
 #include "runtime/ir/constant.h"
 
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 
@@ -202,6 +203,9 @@ std::vector<HostTensor> reference_run(const Graph& g, const std::vector<HostTens
       case OpType::Reshape:
         for (int64_t i = 0; i < count; ++i) store_double(o, i, element(in[0], i));
         break;
+      case OpType::BitCast:  // the bytes as they are
+        std::memcpy(o.data, in[0].data, static_cast<size_t>(count) * dtype_size(o.dtype));
+        break;
       case OpType::Broadcast:
         for (int64_t i = 0; i < count; ++i)
           store_double(o, i,
@@ -238,6 +242,8 @@ std::vector<HostTensor> reference_run(const Graph& g, const std::vector<HostTens
       case OpType::Concat:
       case OpType::Slice:
       case OpType::Gather:
+      case OpType::ScatterRows:
+      case OpType::Det:
         reference_nn(n, in, o);
         break;
       case OpType::Resize:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 
@@ -161,6 +162,51 @@ void reference_nn(const Node& n, const std::vector<TensorView>& in, const Tensor
         src.push_back(pick);
         src.insert(src.end(), idx.begin() + axis + ir, idx.end());
         copy_element(in[0], flat(src, in[0].shape), out, i);
+      }
+      return;
+    }
+    case OpType::Det: {
+      // Laplace expansion along the first row, in long double: independent of the kernel's
+      // LU (and exponential, so only for the small matrices tests use).
+      const int64_t n = in[0].shape[in[0].rank() - 1];
+      std::function<long double(const std::vector<long double>&, int64_t)> det =
+          [&](const std::vector<long double>& m, int64_t k) -> long double {
+        if (k == 0) return 1;
+        long double s = 0;
+        for (int64_t c = 0; c < k; ++c) {
+          std::vector<long double> minor;
+          for (int64_t r = 1; r < k; ++r)
+            for (int64_t j = 0; j < k; ++j)
+              if (j != c) minor.push_back(m[r * k + j]);
+          s += (c % 2 ? -1 : 1) * m[c] * det(minor, k - 1);
+        }
+        return s;
+      };
+      for (int64_t b = 0; b < count; ++b) {
+        std::vector<long double> m;
+        for (int64_t e = 0; e < n * n; ++e) m.push_back(element(in[0], b * n * n + e));
+        store_double(out, b, static_cast<double>(det(m, n)));
+      }
+      return;
+    }
+    case OpType::ScatterRows: {
+      // Element by element in double: out = data, then each update in index order.
+      for (int64_t i = 0; i < count; ++i) store_double(out, i, element(in[0], i));
+      const int64_t dim = in[0].shape[0], inner = dim ? in[0].numel() / dim : 0;
+      const std::string& r = n.attr_str("reduction");
+      for (int64_t k = 0; k < in[1].numel(); ++k) {
+        int64_t row = static_cast<int64_t>(element(in[1], k));
+        if (row < 0) row += dim;
+        if (row < 0 || row >= dim) throw std::out_of_range("reference_nn: scatter index");
+        for (int64_t c = 0; c < inner; ++c) {
+          double a = element(out, row * inner + c), b = element(in[2], k * inner + c);
+          double v = r == "add"   ? a + b
+                     : r == "mul" ? a * b
+                     : r == "max" ? std::max(a, b)
+                     : r == "min" ? std::min(a, b)
+                                  : b;
+          store_double(out, row * inner + c, v);
+        }
       }
       return;
     }
