@@ -118,6 +118,11 @@ struct OnnxNode {
 
 // --- the importer -----------------------------------------------------------------------
 
+// Conv / pool attributes of node n over input x (rank 3 or 4) as the op table's 2-D
+// strides, pads and (if `dilations`) dilations, auto_pad resolved; a 1-D kernel comes back
+// with an H entry of 1 prepended (onnx_lower_nn.cpp).
+Attrs window_attrs(const OnnxNode& n, const Shape& x, std::vector<int64_t>& kernel, bool dilations);
+
 class Importer {
  public:
   Importer(const pb::ModelProto& model, std::string origin, std::filesystem::path model_dir,
@@ -254,6 +259,13 @@ class Importer {
   void lower_conv();
   void lower_pool(bool max);
   void lower_global_pool(bool max);
+  ValueId as_2d(ValueId x);                 // [N, C, W] as [N, C, 1, W]
+  ValueId from_2d(ValueId y, int spatial);  // and back when spatial is 1
+  // ConvTranspose, LpPool and LRN as Conv (onnx_lower_window.cpp)
+  ValueId filled(DType t, double v, const Shape& shape, const std::string& tag);
+  void lower_conv_transpose();
+  void lower_lppool();
+  void lower_lrn();
   void lower_slice();
   void lower_split();
   void lower_concat();

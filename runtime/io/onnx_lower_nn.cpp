@@ -1,8 +1,8 @@
 // ONNX convolution, pooling and data-movement ops on run-time data, lowered to the op
 // table's Conv, MaxPool, AveragePool, Concat, Slice and Gather (on constants these ops were
 // folded already). GlobalAveragePool / GlobalMaxPool become a Reduce, Split a Slice per
-// output. Only 2-D (NCHW) convolution and pooling are supported; docs/onnx.md lists the
-// attributes each op takes.
+// output. Convolution and pooling are 2-D (NCHW); 1-D ones run as 2-D with H = 1 (exact);
+// 3-D ones are refused. docs/onnx.md lists the attributes each op takes.
 #include "runtime/io/onnx_internal.h"
 
 namespace hf::onnx_detail {
@@ -14,60 +14,92 @@ std::vector<int64_t> ints_or(const OnnxNode& n, const char* name, std::vector<in
   return v ? *v : fallback;
 }
 
-// kernel_shape, strides, dilations and pads of a 2-D window, with auto_pad resolved to
-// explicit pads (SAME_UPPER puts the odd padding at the end, SAME_LOWER at the beginning).
-Attrs window_attrs(const OnnxNode& n, const Shape& x, std::vector<int64_t> kernel, bool dilations) {
-  if (x.size() != 4)
+// The spatial rank of a window op's input [N, C, spatial...]: 1 or 2. A 1-D op runs as the
+// 2-D one over [N, C, 1, W] with a window of 1 over the added axis, which is exact.
+int spatial_rank(const Shape& x) {
+  if (x.size() != 3 && x.size() != 4)
     throw Error("input has shape " + to_string(x) +
-                ": convolution and pooling of rank other than 4 (N, C, H, W) are not supported");
-  std::vector<int64_t> strides = ints_or(n, "strides", {1, 1});
-  std::vector<int64_t> dil = ints_or(n, "dilations", {1, 1});
-  std::vector<int64_t> pads = ints_or(n, "pads", {0, 0, 0, 0});
-  if (kernel.size() != 2 || strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
-    throw Error(
-        "kernel_shape, strides and dilations need 2 entries and pads 4 (other ranks are not "
-        "supported)");
-  if (!dilations && (dil[0] != 1 || dil[1] != 1))
-    throw Error("unsupported attribute: dilations other than 1");
+                ": convolution and pooling of rank other than 3 (N, C, W) or 4 (N, C, H, W) are "
+                "not supported");
+  return static_cast<int>(x.size()) - 2;
+}
+
+}  // namespace
+
+// kernel_shape, strides, dilations and pads of a 1-D or 2-D window, with auto_pad resolved
+// to explicit pads (SAME_UPPER puts the odd padding at the end, SAME_LOWER at the
+// beginning). A 1-D window comes back as 2-D with an H axis of 1 (kernel too).
+Attrs window_attrs(const OnnxNode& n, const Shape& x, std::vector<int64_t>& kernel,
+                   bool dilations) {
+  const int nd = spatial_rank(x);
+  const auto ones = std::vector<int64_t>(nd, 1);
+  std::vector<int64_t> strides = ints_or(n, "strides", ones);
+  std::vector<int64_t> dil = ints_or(n, "dilations", ones);
+  std::vector<int64_t> pads = ints_or(n, "pads", std::vector<int64_t>(2 * nd, 0));
+  const size_t und = static_cast<size_t>(nd);
+  if (kernel.size() != und || strides.size() != und || dil.size() != und || pads.size() != 2 * und)
+    throw Error("kernel_shape, strides and dilations need " + std::to_string(nd) +
+                " entries and pads " + std::to_string(2 * nd) + " for an input of shape " +
+                to_string(x));
+  for (int a = 0; a < nd; ++a)
+    if (!dilations && dil[a] != 1) throw Error("unsupported attribute: dilations other than 1");
   std::string auto_pad = n.attr_str("auto_pad", "NOTSET");
   if (auto_pad == "VALID") {
-    pads = {0, 0, 0, 0};
+    pads.assign(2 * und, 0);
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    for (int a = 0; a < 2; ++a) {
+    for (int a = 0; a < nd; ++a) {
       if (strides[a] < 1) throw Error("strides must be >= 1");
       int64_t out = (x[2 + a] + strides[a] - 1) / strides[a];
       int64_t total =
           std::max<int64_t>(0, (out - 1) * strides[a] + (kernel[a] - 1) * dil[a] + 1 - x[2 + a]);
       int64_t small = total / 2;
       pads[a] = auto_pad == "SAME_UPPER" ? small : total - small;
-      pads[a + 2] = total - pads[a];
+      pads[a + nd] = total - pads[a];
     }
   } else if (auto_pad != "NOTSET") {
     throw Error("unsupported attribute: auto_pad '" + auto_pad + "'");
+  }
+  if (nd == 1) {  // [N, C, W] as [N, C, 1, W]
+    kernel.insert(kernel.begin(), 1);
+    strides.insert(strides.begin(), 1);
+    dil.insert(dil.begin(), 1);
+    pads = {0, pads[0], 0, pads[1]};
   }
   Attrs a{{"strides", strides}, {"pads", pads}};
   if (dilations) a["dilations"] = dil;
   return a;
 }
 
-}  // namespace
+// x [N, C, W] as [N, C, 1, W]; a rank-4 x as it is.
+ValueId Importer::as_2d(ValueId x) {
+  const Shape& s = shape_of(x);
+  if (s.size() != 3) return x;
+  return reshape(x, {s[0], s[1], 1, s[2]});
+}
+
+// The 2-D result y [N, C, 1, W] of a 1-D op back to [N, C, W].
+ValueId Importer::from_2d(ValueId y, int spatial) {
+  const Shape& s = shape_of(y);
+  if (spatial != 1) return y;
+  return reshape(y, {s[0], s[1], s[3]});
+}
 
 void Importer::lower_conv() {
   ValueId x = rt(0), w = rt(1);
-  const Shape& ws = shape_of(w);
-  if (ws.size() != 4)
-    throw Error("weight has shape " + to_string(ws) +
-                ": only 2-D convolution is supported (other ranks are not supported)");
-  std::vector<int64_t> kernel = ints_or(*cur_, "kernel_shape", {ws[2], ws[3]});
-  if (kernel != std::vector<int64_t>{ws[2], ws[3]})
-    throw Error("kernel_shape does not match the weight " + to_string(ws));
+  const Shape xs = shape_of(x), ws = shape_of(w);
+  const int nd = spatial_rank(xs);
+  if (ws.size() != xs.size())
+    throw Error("weight has shape " + to_string(ws) + " for an input of shape " + to_string(xs));
+  std::vector<int64_t> wk(ws.begin() + 2, ws.end());
+  std::vector<int64_t> kernel = ints_or(*cur_, "kernel_shape", wk);
+  if (kernel != wk) throw Error("kernel_shape does not match the weight " + to_string(ws));
   Node n;
   n.op = OpType::Conv;
-  n.attrs = window_attrs(*cur_, shape_of(x), kernel, true);
+  n.attrs = window_attrs(*cur_, xs, kernel, true);
   n.attrs["group"] = cur_->attr_int("group", 1);
-  n.inputs = {x, w};
+  n.inputs = {as_2d(x), as_2d(w)};
   if (cur_->has_input(2)) n.inputs.push_back(rt(2));
-  set_rt(0, emit(std::move(n), "conv"));
+  set_rt(0, from_2d(emit(std::move(n), "conv"), nd));
 }
 
 void Importer::lower_pool(bool max) {
@@ -77,14 +109,15 @@ void Importer::lower_pool(bool max) {
   if (max && cur_->wants_output(1)) throw Error("unsupported output: Indices");
   auto kernel = cur_->attr_ints("kernel_shape");
   if (!kernel) throw Error("missing attribute 'kernel_shape'");
+  const int nd = spatial_rank(shape_of(x));
   Node n;
   n.op = max ? OpType::MaxPool : OpType::AveragePool;
   n.attrs = window_attrs(*cur_, shape_of(x), *kernel, max);
   n.attrs["kernel_shape"] = *kernel;
   n.attrs["ceil_mode"] = cur_->attr_int("ceil_mode", 0);
   if (!max) n.attrs["count_include_pad"] = cur_->attr_int("count_include_pad", 0);
-  n.inputs = {x};
-  set_rt(0, emit(std::move(n), max ? "maxpool" : "avgpool"));
+  n.inputs = {as_2d(x)};
+  set_rt(0, from_2d(emit(std::move(n), max ? "maxpool" : "avgpool"), nd));
 }
 
 void Importer::lower_global_pool(bool max) {
@@ -199,6 +232,12 @@ bool Importer::lower_nn() {
     lower_pool(true);
   else if (op == "AveragePool")
     lower_pool(false);
+  else if (op == "ConvTranspose")
+    lower_conv_transpose();  // onnx_lower_window.cpp
+  else if (op == "LpPool")
+    lower_lppool();
+  else if (op == "LRN")
+    lower_lrn();
   else if (op == "GlobalAveragePool")
     lower_global_pool(false);
   else if (op == "GlobalMaxPool")

@@ -1,0 +1,224 @@
+// ONNX ConvTranspose, LpPool and LRN on run-time data, each lowered to the op table's Conv
+// with the data movement and element-wise ops around it (exact up to the summation order),
+// so the Conv keeps its library kernel and fusion takes the element-wise parts:
+//   ConvTranspose: a Conv with stride 1 of the input upsampled with zeros (stride - 1
+//     between neighbours), the weights [C, M/group, k...] turned into [M, C/group, k...]
+//     and flipped, and pads (k - 1)·d - pad_begin, (k - 1)·d - pad_end + output_padding
+//     (a negative one crops the upsampled input instead).
+//   LpPool: (Σ |x|^p)^(1/p) over each window, the sum a depthwise Conv with weights 1.
+//   LRN: x / (bias + alpha/size · Σ x²)^beta, the sum over channels a Conv of x² seen as
+//     [N, 1, C, rest] with a [1, 1, size, 1] window of ones.
+// 1-D ops run as 2-D with H = 1; 3-D ones are refused.
+#include "runtime/io/onnx_internal.h"
+
+namespace hf::onnx_detail {
+
+namespace {
+
+std::vector<int64_t> ints_or(const OnnxNode& n, const char* name, std::vector<int64_t> fallback) {
+  auto v = n.attr_ints(name);
+  return v ? *v : fallback;
+}
+
+int64_t floor_div2(int64_t v) {
+  return v >= 0 ? v / 2 : -((-v + 1) / 2);
+}
+
+Attrs slice_attrs(int axis, int64_t start, int64_t end, int64_t step) {
+  return {{"starts", std::vector<int64_t>{start}},
+          {"ends", std::vector<int64_t>{end}},
+          {"axes", std::vector<int64_t>{axis}},
+          {"steps", std::vector<int64_t>{step}}};
+}
+
+}  // namespace
+
+// A tensor of `shape` filled with v, as a Constant node (weights the Conv packs once).
+ValueId Importer::filled(DType t, double v, const Shape& shape, const std::string& tag) {
+  ConstTensor one = make_const(to_elem_type(t), {});
+  if (one.floating())
+    one.f[0] = v;
+  else
+    one.i[0] = static_cast<int64_t>(v);
+  return splat(one, shape, tag);
+}
+
+void Importer::lower_conv_transpose() {
+  ValueId x = rt(0), w = rt(1);
+  const Shape xs = shape_of(x), ws = shape_of(w);
+  if (xs.size() != 3 && xs.size() != 4)
+    throw Error("input has shape " + to_string(xs) +
+                ": ConvTranspose of rank other than 3 (N, C, W) or 4 (N, C, H, W) is not "
+                "supported");
+  const int nd = static_cast<int>(xs.size()) - 2;
+  const size_t und = static_cast<size_t>(nd);
+  if (ws.size() != xs.size())
+    throw Error("weight has shape " + to_string(ws) + " for an input of shape " + to_string(xs));
+  const int64_t group = cur_->attr_int("group", 1);
+  if (group < 1 || xs[1] % group != 0)
+    throw Error("group " + std::to_string(group) + " does not divide the " + std::to_string(xs[1]) +
+                " input channels");
+  if (ws[0] != xs[1])
+    throw Error("weight has shape " + to_string(ws) + ", its first axis must be the " +
+                std::to_string(xs[1]) + " input channels");
+  std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  if (ints_or(*cur_, "kernel_shape", kernel) != kernel)
+    throw Error("kernel_shape does not match the weight " + to_string(ws));
+  const std::vector<int64_t> strides = ints_or(*cur_, "strides", std::vector<int64_t>(und, 1));
+  const std::vector<int64_t> dil = ints_or(*cur_, "dilations", std::vector<int64_t>(und, 1));
+  const std::vector<int64_t> out_pad =
+      ints_or(*cur_, "output_padding", std::vector<int64_t>(und, 0));
+  auto pads = cur_->attr_ints("pads");
+  auto out_shape = cur_->attr_ints("output_shape");
+  if (out_shape && out_shape->size() == und + 2)  // a full shape: its spatial tail
+    out_shape = std::vector<int64_t>(out_shape->begin() + 2, out_shape->end());
+  if (strides.size() != und || dil.size() != und || out_pad.size() != und ||
+      (pads && pads->size() != 2 * und) || (out_shape && out_shape->size() != und))
+    throw Error("strides, dilations, output_padding and output_shape need " + std::to_string(nd) +
+                " entries and pads " + std::to_string(2 * nd) + " for an input of shape " +
+                to_string(xs));
+  const std::string auto_pad = cur_->attr_str("auto_pad", "NOTSET");
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (!same && auto_pad != "NOTSET" && auto_pad != "VALID")
+    throw Error("unsupported attribute: auto_pad '" + auto_pad + "'");
+  if (auto_pad == "VALID") pads.reset();
+
+  // Per spatial axis (as 2-D: axis 0 is H, a 1-D op's H is a window of 1 over 1):
+  // the Conv's begin/end pads and the crop of the upsampled input.
+  const int64_t m_per_group = ws[1], c_per_group = xs[1] / group;
+  int64_t conv_pad[4] = {0, 0, 0, 0}, crop_b[2] = {0, 0}, crop_e[2] = {0, 0};
+  int64_t up[2] = {1, 1}, dil2[2] = {1, 1}, k2[2] = {1, 1};
+  for (int a = 0; a < nd; ++a) {
+    const int b = a + 2 - nd;  // the 2-D axis
+    const int64_t in = xs[2 + a], k = kernel[a], s = strides[a], d = dil[a];
+    if (s < 1 || d < 1 || k < 1 || out_pad[a] < 0)
+      throw Error("strides, dilations and kernel sizes must be >= 1 and output_padding >= 0");
+    if (in < 1) throw Error("input has shape " + to_string(xs) + ": an empty spatial axis");
+    const int64_t span = (k - 1) * d;
+    const int64_t natural = s * (in - 1) + out_pad[a] + span + 1;
+    int64_t pb = 0, out = 0;
+    if (pads || !same) {  // explicit (or no) pads; output_shape, if given, wins
+      pb = pads ? (*pads)[a] : 0;
+      const int64_t pe = pads ? (*pads)[a + nd] : 0;
+      out = out_shape ? (*out_shape)[a] : natural - pb - pe;
+    } else {  // SAME_*: the output is output_shape or in·stride, the odd pad as the reference
+      out = out_shape ? (*out_shape)[a] : in * s;
+      const int64_t total = natural - out;
+      pb = auto_pad == "SAME_UPPER" ? floor_div2(total) : total - floor_div2(total);
+    }
+    if (out < 1)
+      throw Error("output size " + std::to_string(out) + " along spatial axis " +
+                  std::to_string(a) + " is less than 1");
+    const int64_t upsampled = (in - 1) * s + 1;
+    int64_t begin = span - pb;                     // Conv pad before the upsampled input
+    int64_t end = out - upsampled - begin + span;  // and after it
+    crop_b[b] = std::max<int64_t>(0, -begin);
+    crop_e[b] = std::max<int64_t>(0, -end);
+    if (crop_b[b] + crop_e[b] >= upsampled)
+      throw Error("pads crop the whole input along spatial axis " + std::to_string(a) +
+                  " (not supported)");
+    conv_pad[b] = std::max<int64_t>(0, begin);
+    conv_pad[b + 2] = std::max<int64_t>(0, end);
+    up[b] = s;
+    dil2[b] = d;
+    k2[b] = k;
+  }
+
+  // x upsampled: after each element stride - 1 zeros (an axis [in] becomes [in, s] and
+  // then [in·s]), trimmed to (in - 1)·s + 1 less the crops.
+  x = as_2d(x);
+  const DType t = dtype_of(x);
+  for (int b = 0; b < 2; ++b) {
+    const int axis = 2 + b;
+    const int64_t in = shape_of(x)[axis];
+    if (up[b] > 1 && in > 1) {
+      Shape s = shape_of(x);
+      Shape split = s;
+      split.insert(split.begin() + axis + 1, 1);
+      Shape zeros = split;
+      zeros[axis + 1] = up[b] - 1;
+      ValueId z = filled(t, 0, zeros, "zeros");
+      x = concat_axis({reshape(x, split), z}, axis + 1);
+      s[axis] = in * up[b];
+      x = reshape(x, s);
+    }
+    const int64_t len = (in - 1) * up[b] + 1;
+    if (crop_b[b] > 0 || len - crop_e[b] != shape_of(x)[axis])
+      x = op1(OpType::Slice, slice_attrs(axis, crop_b[b], len - crop_e[b], 1), x, "crop");
+  }
+
+  // w [C, M/g, kh, kw] -> [g, C/g, M/g, kh, kw] -> [g, M/g, C/g, kh, kw] -> [M, C/g, kh, kw],
+  // each kernel flipped.
+  w = as_2d(w);
+  w = reshape(w, {group, c_per_group, m_per_group, k2[0], k2[1]});
+  w = op1(OpType::Dimshuffle, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}}, w, "wT");
+  w = reshape(w, {group * m_per_group, c_per_group, k2[0], k2[1]});
+  for (int b = 0; b < 2; ++b)
+    if (k2[b] > 1)
+      w = op1(OpType::Slice, slice_attrs(2 + b, k2[b] - 1, -(k2[b] + 1), -1), w, "flip");
+
+  Node n;
+  n.op = OpType::Conv;
+  n.attrs["strides"] = std::vector<int64_t>{1, 1};
+  n.attrs["dilations"] = std::vector<int64_t>{dil2[0], dil2[1]};
+  n.attrs["pads"] = std::vector<int64_t>(conv_pad, conv_pad + 4);
+  n.attrs["group"] = group;
+  n.inputs = {x, w};
+  if (cur_->has_input(2)) n.inputs.push_back(rt(2));
+  set_rt(0, from_2d(emit(std::move(n), "convtranspose"), nd));
+}
+
+void Importer::lower_lppool() {
+  ValueId x = rt(0);
+  const Shape xs = shape_of(x);
+  auto kernel = cur_->attr_ints("kernel_shape");
+  if (!kernel) throw Error("missing attribute 'kernel_shape'");
+  if (cur_->attr_int("ceil_mode", 0) != 0) throw Error("unsupported attribute: ceil_mode=1");
+  const double p =
+      cur_->opset < 2 ? cur_->attr_float("p", 2.0) : static_cast<double>(cur_->attr_int("p", 2));
+  if (!(p > 0)) throw Error("p must be > 0");
+  Attrs attrs = window_attrs(*cur_, xs, *kernel, true);  // kernel now 2-D
+  const int nd = static_cast<int>(xs.size()) - 2;
+  const DType t = dtype_of(x);
+  ValueId pw = p == 1   ? ew(Mode::ABS, {x})
+               : p == 2 ? ew(Mode::SQUARE, {x})
+                        : op1(OpType::PowC, {{"exponent", p}}, ew(Mode::ABS, {x}));
+  // The window sum as a depthwise Conv with weights 1 (zero padding adds nothing).
+  const int64_t c = xs[1];
+  Node n;
+  n.op = OpType::Conv;
+  n.attrs = std::move(attrs);
+  n.attrs["group"] = c;
+  n.inputs = {as_2d(pw), filled(t, 1, {c, 1, (*kernel)[0], (*kernel)[1]}, "ones")};
+  ValueId sum = emit(std::move(n), "lppool_sum");
+  ValueId y = p == 1   ? sum
+              : p == 2 ? ew(Mode::SQRT, {sum})
+                       : op1(OpType::PowC, {{"exponent", 1.0 / p}}, sum);
+  set_rt(0, from_2d(y, nd));
+}
+
+void Importer::lower_lrn() {
+  ValueId x = rt(0);
+  const Shape xs = shape_of(x);
+  if (xs.size() < 2) throw Error("input has shape " + to_string(xs) + ": needs rank >= 2");
+  const int64_t size = cur_->attr_int("size");
+  if (size < 1) throw Error("size must be >= 1");
+  const double alpha = cur_->attr_float("alpha", 1e-4), beta = cur_->attr_float("beta", 0.75);
+  const double bias = cur_->attr_float("bias", 1.0);
+  const DType t = dtype_of(x);
+  int64_t rest = 1;
+  for (size_t a = 2; a < xs.size(); ++a) rest *= xs[a];
+  // Σ x² over channels c - ⌊(size-1)/2⌋ .. c + ⌈(size-1)/2⌉ (inside 0..C-1).
+  Node n;
+  n.op = OpType::Conv;
+  n.attrs["strides"] = std::vector<int64_t>{1, 1};
+  n.attrs["pads"] = std::vector<int64_t>{(size - 1) / 2, 0, size / 2, 0};
+  n.attrs["group"] = int64_t(1);
+  n.inputs = {reshape(ew(Mode::SQUARE, {x}), {xs[0], 1, xs[1], rest}),
+              filled(t, 1, {1, 1, size, 1}, "ones")};
+  ValueId sum = reshape(emit(std::move(n), "lrn_sum"), xs);
+  ValueId base = ew(Mode::FUSE_MUL_ADD3, {sum, scalar(t, alpha / size), scalar(t, bias)});
+  set_rt(0, ew(Mode::TRUE_DIV, {x, op1(OpType::PowC, {{"exponent", beta}}, base)}));
+}
+
+}  // namespace hf::onnx_detail
