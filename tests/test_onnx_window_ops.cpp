@@ -181,7 +181,7 @@ TEST(OnnxWindowOps, ConvTransposeErrors) {
   };
   auto none = [](pb::NodeProto&) {};
   EXPECT_EQ(error({1, 2, 3, 3, 3}, {2, 1, 2, 2, 2}, none),
-            "m.onnx: node 0 'ct' (ConvTranspose): input has shape [1, 2, 3, 3, 3]: "
+            "m.onnx: node 0 'ct' (ConvTranspose): input has shape [1,2,3,3,3]: "
             "ConvTranspose of rank other than 3 (N, C, W) or 4 (N, C, H, W) is not supported");
   EXPECT_NE(error({1, 3, 3, 3}, {3, 1, 2, 2}, [](pb::NodeProto& n) { set_i(n, "group", 2); })
                 .find("group 2 does not divide the 3 input channels"),
@@ -282,6 +282,180 @@ TEST(OnnxWindowOps, Conv1dAndPool1d) {
       p.output("y");
       expect_close(run(p, {tensor(DType::F32, {N, C, W}, xf)})[0], pw);
     }
+}
+
+// --- 3-D pooling (two 2-D pools) --------------------------------------------------------
+
+// MaxPool / AveragePool / LpPool sum over a [N·C, D, H, W] input, every window's taps
+// indexed directly: the reference of the 3-D lowering, which splits the window in two.
+struct Pool3d {
+  std::string op;  // "MaxPool", "AveragePool", "LpPool"
+  std::vector<int64_t> k, s, d, pads;
+  int64_t ceil = 0, include_pad = 0, p = 2;
+};
+
+std::vector<double> pool3d_ref(const Pool3d& c, const std::vector<double>& x, int64_t nc,
+                               const std::vector<int64_t>& in, std::vector<int64_t>& out) {
+  out.assign(3, 0);
+  std::vector<int64_t> span(3);
+  for (int a = 0; a < 3; ++a) {
+    span[a] = (c.k[a] - 1) * c.d[a] + 1;
+    const int64_t room = in[a] + c.pads[a] + c.pads[a + 3] - span[a];
+    out[a] = (c.ceil ? (room + c.s[a] - 1) / c.s[a] : room / c.s[a]) + 1;
+    if (c.ceil && (out[a] - 1) * c.s[a] >= in[a] + c.pads[a]) --out[a];
+  }
+  std::vector<double> y;
+  for (int64_t q = 0; q < nc; ++q)
+    for (int64_t o0 = 0; o0 < out[0]; ++o0)
+      for (int64_t o1 = 0; o1 < out[1]; ++o1)
+        for (int64_t o2 = 0; o2 < out[2]; ++o2) {
+          const int64_t o[3] = {o0, o1, o2};
+          double best = -INFINITY, sum = 0;
+          int64_t count = 0, extent = 1;
+          for (int a = 0; a < 3; ++a) {
+            const int64_t lo = o[a] * c.s[a] - c.pads[a];
+            extent *= std::min(lo + span[a], in[a] + c.pads[a + 3]) - lo;
+          }
+          for (int64_t i = 0; i < c.k[0]; ++i)
+            for (int64_t j = 0; j < c.k[1]; ++j)
+              for (int64_t l = 0; l < c.k[2]; ++l) {
+                const int64_t t[3] = {i, j, l};
+                int64_t at[3];
+                bool inside = true;
+                for (int a = 0; a < 3; ++a) {
+                  at[a] = o[a] * c.s[a] - c.pads[a] + t[a] * c.d[a];
+                  inside = inside && at[a] >= 0 && at[a] < in[a];
+                }
+                if (!inside) continue;
+                const double v = x[((q * in[0] + at[0]) * in[1] + at[1]) * in[2] + at[2]];
+                best = std::max(best, v);
+                sum += c.op == "LpPool" ? std::pow(std::fabs(v), c.p) : v;
+                ++count;
+              }
+          y.push_back(c.op == "MaxPool"  ? best
+                      : c.op == "LpPool" ? std::pow(sum, 1.0 / c.p)
+                      : c.include_pad    ? sum / extent
+                                         : sum / count);
+        }
+  return y;
+}
+
+TEST(OnnxWindowOps, Pool3dAsTwo2dPools) {
+  const std::vector<int64_t> in = {5, 6, 7};
+  const int64_t N = 2, C = 3;
+  std::vector<double> x;
+  for (double v : wave(N * C * in[0] * in[1] * in[2], 0.5)) x.push_back(static_cast<float>(v));
+  const Pool3d cases[] = {
+      {"MaxPool", {2, 3, 2}, {1, 2, 2}, {2, 1, 2}, {1, 0, 1, 0, 2, 0}, 0},
+      {"MaxPool", {3, 2, 3}, {2, 2, 3}, {1, 1, 1}, {1, 1, 0, 1, 0, 2}, 1},
+      {"AveragePool", {2, 3, 3}, {2, 1, 2}, {1, 1, 1}, {0, 1, 1, 1, 2, 0}, 0, 0},
+      {"AveragePool", {3, 2, 2}, {2, 3, 2}, {1, 1, 1}, {1, 0, 1, 2, 1, 1}, 1, 1},
+      {"AveragePool", {2, 2, 3}, {3, 2, 2}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 1, 0},
+      {"LpPool", {2, 3, 2}, {2, 1, 3}, {2, 1, 1}, {1, 0, 2, 0, 1, 1}, 0, 0, 3},
+      {"LpPool", {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 0, 0, 2}};
+  for (const Pool3d& c : cases) {
+    SCOPED_TRACE(c.op + " ceil " + std::to_string(c.ceil) + " pad " +
+                 std::to_string(c.include_pad));
+    std::vector<int64_t> out;
+    const std::vector<double> want = pool3d_ref(c, x, N * C, in, out);
+    Model m(19);
+    m.input("x", TP::FLOAT, {N, C, in[0], in[1], in[2]});
+    auto& n = m.node(c.op, {"x"}, {"y"});
+    set_ints(n, "kernel_shape", c.k);
+    set_ints(n, "strides", c.s);
+    set_ints(n, "pads", c.pads);
+    if (c.op != "AveragePool") set_ints(n, "dilations", c.d);
+    if (c.op != "LpPool") set_i(n, "ceil_mode", c.ceil);
+    if (c.op == "AveragePool") set_i(n, "count_include_pad", c.include_pad);
+    if (c.op == "LpPool") set_i(n, "p", c.p);
+    m.output("y");
+    Graph g = import(m);
+    EXPECT_EQ(g.value(g.outputs()[0]).shape, (Shape{N, C, out[0], out[1], out[2]}));
+    expect_close(run(m, {tensor(DType::F32, {N, C, in[0], in[1], in[2]}, x)})[0], want);
+  }
+  // 3-D convolution stays refused.
+  Model conv(17);
+  conv.input("x", TP::FLOAT, {1, 1, 3, 3, 3});
+  conv.input("w", TP::FLOAT, {1, 1, 2, 2, 2});
+  conv.node("Conv", {"x", "w"}, {"y"});
+  conv.output("y");
+  EXPECT_EQ(import_error(conv),
+            "m.onnx: node 0 (Conv): input has shape [1,1,3,3,3]: convolution of rank other "
+            "than 3 (N, C, W) or 4 (N, C, H, W) is not supported");
+}
+
+// --- MaxPool's Indices ------------------------------------------------------------------
+
+TEST(OnnxWindowOps, MaxPoolIndicesBothStorageOrders) {
+  const int64_t N = 2, C = 3, H = 5, W = 7;
+  // Values from a small set, so that windows hold ties: the first in scan order wins.
+  std::vector<double> x;
+  for (int64_t k = 0; k < N * C * H * W; ++k) x.push_back(static_cast<double>((k * 7) % 5));
+  struct Case {
+    std::vector<int64_t> k, s, d, pads;
+    int64_t ceil, order;
+  } cases[] = {{{2, 2}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 0, 0},
+               {{3, 2}, {2, 3}, {1, 2}, {1, 0, 2, 1}, 0, 1},
+               {{2, 3}, {2, 2}, {2, 1}, {1, 1, 0, 1}, 1, 0},
+               {{3, 3}, {3, 2}, {1, 1}, {2, 1, 1, 2}, 1, 1}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE("order " + std::to_string(c.order) + " ceil " + std::to_string(c.ceil));
+    int64_t out[2];
+    const int64_t in[2] = {H, W};
+    for (int a = 0; a < 2; ++a) {
+      const int64_t span = (c.k[a] - 1) * c.d[a] + 1,
+                    room = in[a] + c.pads[a] + c.pads[a + 2] - span;
+      out[a] = (c.ceil ? (room + c.s[a] - 1) / c.s[a] : room / c.s[a]) + 1;
+      if (c.ceil && (out[a] - 1) * c.s[a] >= in[a] + c.pads[a]) --out[a];
+    }
+    std::vector<double> want_y, want_i;
+    for (int64_t q = 0; q < N * C; ++q)
+      for (int64_t oh = 0; oh < out[0]; ++oh)
+        for (int64_t ow = 0; ow < out[1]; ++ow) {
+          double best = -INFINITY;
+          int64_t bh = -1, bw = -1;
+          for (int64_t i = 0; i < c.k[0]; ++i)
+            for (int64_t j = 0; j < c.k[1]; ++j) {
+              const int64_t h = oh * c.s[0] - c.pads[0] + i * c.d[0];
+              const int64_t w = ow * c.s[1] - c.pads[1] + j * c.d[1];
+              if (h < 0 || h >= H || w < 0 || w >= W) continue;
+              if (x[(q * H + h) * W + w] > best) {
+                best = x[(q * H + h) * W + w];
+                bh = h;
+                bw = w;
+              }
+            }
+          want_y.push_back(best);
+          want_i.push_back(static_cast<double>(q * H * W + (c.order ? bh + bw * H : bh * W + bw)));
+        }
+    Model m(12);
+    m.input("x", TP::FLOAT, {N, C, H, W});
+    auto& n = m.node("MaxPool", {"x"}, {"y", "i"});
+    set_ints(n, "kernel_shape", c.k);
+    set_ints(n, "strides", c.s);
+    set_ints(n, "dilations", c.d);
+    set_ints(n, "pads", c.pads);
+    set_i(n, "ceil_mode", c.ceil);
+    set_i(n, "storage_order", c.order);
+    m.output("y");
+    m.output("i");
+    Graph g = import(m);
+    EXPECT_EQ(g.value(g.outputs()[1]).dtype, DType::I64);
+    auto r = run(m, {tensor(DType::F32, {N, C, H, W}, x)});
+    EXPECT_EQ(r[0], want_y);
+    EXPECT_EQ(r[1], want_i);
+  }
+  // 1-D: the index over [N, C, W].
+  Model m(12);
+  m.input("x", TP::FLOAT, {1, 2, 5});
+  auto& n = m.node("MaxPool", {"x"}, {"y", "i"});
+  set_ints(n, "kernel_shape", {2});
+  set_ints(n, "strides", {2});
+  m.output("y");
+  m.output("i");
+  auto r = run(m, {tensor(DType::F32, {1, 2, 5}, {1, 3, 2, 2, 0, 5, 4, 4, 9, 9})});
+  EXPECT_EQ(r[0], (std::vector<double>{3, 2, 5, 9}));
+  EXPECT_EQ(r[1], (std::vector<double>{1, 2, 5, 8}));
 }
 
 // --- LpPool and LRN --------------------------------------------------------------------

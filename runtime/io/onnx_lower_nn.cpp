@@ -2,7 +2,8 @@
 // table's Conv, MaxPool, AveragePool, Concat, Slice and Gather (on constants these ops were
 // folded already). GlobalAveragePool / GlobalMaxPool become a Reduce, Split a Slice per
 // output. Convolution and pooling are 2-D (NCHW); 1-D ones run as 2-D with H = 1 (exact);
-// 3-D ones are refused. docs/onnx.md lists the attributes each op takes.
+// 3-D pooling as two 2-D pools (separable); 3-D convolution is refused. docs/onnx.md lists the
+// attributes each op takes.
 #include "runtime/io/onnx_internal.h"
 
 namespace hf::onnx_detail {
@@ -14,60 +15,86 @@ std::vector<int64_t> ints_or(const OnnxNode& n, const char* name, std::vector<in
   return v ? *v : fallback;
 }
 
-// The spatial rank of a window op's input [N, C, spatial...]: 1 or 2. A 1-D op runs as the
-// 2-D one over [N, C, 1, W] with a window of 1 over the added axis, which is exact.
-int spatial_rank(const Shape& x) {
-  if (x.size() != 3 && x.size() != 4)
-    throw Error("input has shape " + to_string(x) +
-                ": convolution and pooling of rank other than 3 (N, C, W) or 4 (N, C, H, W) are "
-                "not supported");
-  return static_cast<int>(x.size()) - 2;
-}
-
 }  // namespace
 
-// kernel_shape, strides, dilations and pads of a 1-D or 2-D window, with auto_pad resolved
-// to explicit pads (SAME_UPPER puts the odd padding at the end, SAME_LOWER at the
-// beginning). A 1-D window comes back as 2-D with an H axis of 1 (kernel too).
-Attrs window_attrs(const OnnxNode& n, const Shape& x, std::vector<int64_t>& kernel,
-                   bool dilations) {
-  const int nd = spatial_rank(x);
-  const auto ones = std::vector<int64_t>(nd, 1);
-  std::vector<int64_t> strides = ints_or(n, "strides", ones);
-  std::vector<int64_t> dil = ints_or(n, "dilations", ones);
-  std::vector<int64_t> pads = ints_or(n, "pads", std::vector<int64_t>(2 * nd, 0));
+WindowSpec resolve_window(const OnnxNode& n, const Shape& x, std::vector<int64_t> kernel,
+                          bool dilations) {
+  if (x.size() < 3 || x.size() > 5)
+    throw Error("input has shape " + to_string(x) +
+                ": convolution and pooling need rank 3, 4 or 5 (N, C, spatial...)");
+  const int nd = static_cast<int>(x.size()) - 2;
   const size_t und = static_cast<size_t>(nd);
-  if (kernel.size() != und || strides.size() != und || dil.size() != und || pads.size() != 2 * und)
+  const auto ones = std::vector<int64_t>(und, 1);
+  WindowSpec w;
+  w.kernel = std::move(kernel);
+  w.strides = ints_or(n, "strides", ones);
+  w.dilations = ints_or(n, "dilations", ones);
+  w.pads = ints_or(n, "pads", std::vector<int64_t>(2 * und, 0));
+  if (w.kernel.size() != und || w.strides.size() != und || w.dilations.size() != und ||
+      w.pads.size() != 2 * und)
     throw Error("kernel_shape, strides and dilations need " + std::to_string(nd) +
                 " entries and pads " + std::to_string(2 * nd) + " for an input of shape " +
                 to_string(x));
   for (int a = 0; a < nd; ++a)
-    if (!dilations && dil[a] != 1) throw Error("unsupported attribute: dilations other than 1");
+    if (!dilations && w.dilations[a] != 1)
+      throw Error("unsupported attribute: dilations other than 1");
   std::string auto_pad = n.attr_str("auto_pad", "NOTSET");
   if (auto_pad == "VALID") {
-    pads.assign(2 * und, 0);
+    w.pads.assign(2 * und, 0);
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     for (int a = 0; a < nd; ++a) {
-      if (strides[a] < 1) throw Error("strides must be >= 1");
-      int64_t out = (x[2 + a] + strides[a] - 1) / strides[a];
+      const int64_t s = w.strides[a];
+      if (s < 1) throw Error("strides must be >= 1");
+      int64_t out = (x[2 + a] + s - 1) / s;
       int64_t total =
-          std::max<int64_t>(0, (out - 1) * strides[a] + (kernel[a] - 1) * dil[a] + 1 - x[2 + a]);
+          std::max<int64_t>(0, (out - 1) * s + (w.kernel[a] - 1) * w.dilations[a] + 1 - x[2 + a]);
       int64_t small = total / 2;
-      pads[a] = auto_pad == "SAME_UPPER" ? small : total - small;
-      pads[a + nd] = total - pads[a];
+      w.pads[a] = auto_pad == "SAME_UPPER" ? small : total - small;
+      w.pads[a + nd] = total - w.pads[a];
     }
   } else if (auto_pad != "NOTSET") {
     throw Error("unsupported attribute: auto_pad '" + auto_pad + "'");
   }
-  if (nd == 1) {  // [N, C, W] as [N, C, 1, W]
-    kernel.insert(kernel.begin(), 1);
-    strides.insert(strides.begin(), 1);
-    dil.insert(dil.begin(), 1);
-    pads = {0, pads[0], 0, pads[1]};
+  return w;
+}
+
+WindowSpec WindowSpec::pick(std::initializer_list<int> axes) const {
+  const size_t nd = kernel.size();
+  WindowSpec r;
+  for (int a : axes) {
+    r.kernel.push_back(a < 0 ? 1 : kernel[a]);
+    r.strides.push_back(a < 0 ? 1 : strides[a]);
+    r.dilations.push_back(a < 0 ? 1 : dilations[a]);
   }
+  for (int a : axes) r.pads.push_back(a < 0 ? 0 : pads[a]);
+  for (int a : axes) r.pads.push_back(a < 0 ? 0 : pads[a + nd]);
+  return r;
+}
+
+Attrs WindowSpec::attrs(bool with_dilations) const {
   Attrs a{{"strides", strides}, {"pads", pads}};
-  if (dilations) a["dilations"] = dil;
+  if (with_dilations) a["dilations"] = dilations;
   return a;
+}
+
+Attrs window_attrs(const OnnxNode& n, const Shape& x, std::vector<int64_t>& kernel,
+                   bool dilations) {
+  if (x.size() != 3 && x.size() != 4)
+    throw Error("input has shape " + to_string(x) +
+                ": convolution of rank other than 3 (N, C, W) or 4 (N, C, H, W) is not "
+                "supported");
+  WindowSpec w = resolve_window(n, x, kernel, dilations);
+  if (x.size() == 3) w = w.pick({-1, 0});  // [N, C, W] as [N, C, 1, W]
+  kernel = w.kernel;
+  return w.attrs(dilations);
+}
+
+ValueId Importer::separable_3d(ValueId x, const WindowSpec& w, const WindowOp& op) {
+  const Shape s = shape_of(x);
+  ValueId hw = op(reshape(x, {s[0], s[1] * s[2], s[3], s[4]}), w.pick({1, 2}));
+  const Shape t = shape_of(hw);  // [N, C·D, OH, OW]
+  ValueId d = op(reshape(hw, {s[0], s[1], s[2], t[2] * t[3]}), w.pick({0, -1}));
+  return reshape(d, {s[0], s[1], shape_of(d)[2], t[2], t[3]});
 }
 
 // x [N, C, W] as [N, C, 1, W]; a rank-4 x as it is.
@@ -87,7 +114,7 @@ ValueId Importer::from_2d(ValueId y, int spatial) {
 void Importer::lower_conv() {
   ValueId x = rt(0), w = rt(1);
   const Shape xs = shape_of(x), ws = shape_of(w);
-  const int nd = spatial_rank(xs);
+  const int nd = static_cast<int>(xs.size()) - 2;
   if (ws.size() != xs.size())
     throw Error("weight has shape " + to_string(ws) + " for an input of shape " + to_string(xs));
   std::vector<int64_t> wk(ws.begin() + 2, ws.end());
@@ -104,20 +131,38 @@ void Importer::lower_conv() {
 
 void Importer::lower_pool(bool max) {
   ValueId x = rt(0);
-  if (max && cur_->attr_int("storage_order", 0) != 0)
-    throw Error("unsupported attribute: storage_order=1");
-  if (max && cur_->wants_output(1)) throw Error("unsupported output: Indices");
+  const int64_t storage_order = max ? cur_->attr_int("storage_order", 0) : 0;
+  if (storage_order != 0 && storage_order != 1)
+    throw Error("storage_order must be 0 or 1, got " + std::to_string(storage_order));
   auto kernel = cur_->attr_ints("kernel_shape");
   if (!kernel) throw Error("missing attribute 'kernel_shape'");
-  const int nd = spatial_rank(shape_of(x));
-  Node n;
-  n.op = max ? OpType::MaxPool : OpType::AveragePool;
-  n.attrs = window_attrs(*cur_, shape_of(x), *kernel, max);
-  n.attrs["kernel_shape"] = *kernel;
-  n.attrs["ceil_mode"] = cur_->attr_int("ceil_mode", 0);
-  if (!max) n.attrs["count_include_pad"] = cur_->attr_int("count_include_pad", 0);
-  n.inputs = {as_2d(x)};
-  set_rt(0, from_2d(emit(std::move(n), max ? "maxpool" : "avgpool"), nd));
+  const Shape& xs = shape_of(x);
+  // Each window as 2-D; a 3-D one as two (max and mean over a box are separable, and so
+  // are the tap counts that AveragePool divides by, with or without the padding).
+  WindowSpec w = resolve_window(*cur_, xs, *kernel, max);
+  if (xs.size() == 3) w = w.pick({-1, 0});  // [N, C, W] as [N, C, 1, W]
+  const int64_t ceil = cur_->attr_int("ceil_mode", 0);
+  const int64_t include_pad = cur_->attr_int("count_include_pad", 0);
+  auto pool = [&](ValueId in, const WindowSpec& w2) {
+    Node n;
+    n.op = max ? OpType::MaxPool : OpType::AveragePool;
+    n.attrs = w2.attrs(max);
+    n.attrs["kernel_shape"] = w2.kernel;
+    n.attrs["ceil_mode"] = ceil;
+    if (!max) n.attrs["count_include_pad"] = include_pad;
+    n.inputs = {in};
+    return emit(std::move(n), max ? "maxpool" : "avgpool");
+  };
+  const bool indices = max && cur_->wants_output(1);
+  if (xs.size() == 5) {
+    if (indices) throw Error("unsupported output: Indices of a 3-D MaxPool");
+    return set_rt(0, separable_3d(x, w, pool));
+  }
+  const int nd = static_cast<int>(xs.size()) - 2;
+  ValueId y = pool(as_2d(x), w);
+  set_rt(0, from_2d(y, nd));
+  // storage_order only orders Indices (onnx_lower_window.cpp).
+  if (indices) set_rt(1, from_2d(max_pool_indices(as_2d(x), y, w, storage_order == 1), nd));
 }
 
 void Importer::lower_global_pool(bool max) {

@@ -8,7 +8,7 @@
 //   LpPool: (Σ |x|^p)^(1/p) over each window, the sum a depthwise Conv with weights 1.
 //   LRN: x / (bias + alpha/size · Σ x²)^beta, the sum over channels a Conv of x² seen as
 //     [N, 1, C, rest] with a [1, 1, size, 1] window of ones.
-// 1-D ops run as 2-D with H = 1; 3-D ones are refused.
+// 1-D ops run as 2-D with H = 1; 3-D LpPool as two 2-D sums; 3-D ConvTranspose is refused.
 #include "runtime/io/onnx_internal.h"
 
 namespace hf::onnx_detail {
@@ -177,24 +177,90 @@ void Importer::lower_lppool() {
   const double p =
       cur_->opset < 2 ? cur_->attr_float("p", 2.0) : static_cast<double>(cur_->attr_int("p", 2));
   if (!(p > 0)) throw Error("p must be > 0");
-  Attrs attrs = window_attrs(*cur_, xs, *kernel, true);  // kernel now 2-D
   const int nd = static_cast<int>(xs.size()) - 2;
+  WindowSpec w = resolve_window(*cur_, xs, *kernel, true);
+  if (nd == 1) w = w.pick({-1, 0});  // [N, C, W] as [N, C, 1, W]
   const DType t = dtype_of(x);
   ValueId pw = p == 1   ? ew(Mode::ABS, {x})
                : p == 2 ? ew(Mode::SQUARE, {x})
                         : op1(OpType::PowC, {{"exponent", p}}, ew(Mode::ABS, {x}));
-  // The window sum as a depthwise Conv with weights 1 (zero padding adds nothing).
-  const int64_t c = xs[1];
-  Node n;
-  n.op = OpType::Conv;
-  n.attrs = std::move(attrs);
-  n.attrs["group"] = c;
-  n.inputs = {as_2d(pw), filled(t, 1, {c, 1, (*kernel)[0], (*kernel)[1]}, "ones")};
-  ValueId sum = emit(std::move(n), "lppool_sum");
-  ValueId y = p == 1   ? sum
-              : p == 2 ? ew(Mode::SQRT, {sum})
-                       : op1(OpType::PowC, {{"exponent", 1.0 / p}}, sum);
+  // The window sum as a depthwise Conv with weights 1 (zero padding adds nothing); a 3-D
+  // one as two, the sum over a box being separable.
+  auto sum = [&](ValueId in, const WindowSpec& w2) {
+    const int64_t c = shape_of(in)[1];
+    Node n;
+    n.op = OpType::Conv;
+    n.attrs = w2.attrs(true);
+    n.attrs["group"] = c;
+    n.inputs = {in, filled(t, 1, {c, 1, w2.kernel[0], w2.kernel[1]}, "ones")};
+    return emit(std::move(n), "lppool_sum");
+  };
+  ValueId s = nd == 3 ? separable_3d(pw, w, sum) : sum(as_2d(pw), w);
+  ValueId y = p == 1   ? s
+              : p == 2 ? ew(Mode::SQRT, {s})
+                       : op1(OpType::PowC, {{"exponent", 1.0 / p}}, s);
   set_rt(0, from_2d(y, nd));
+}
+
+// MaxPool's Indices: for each window, the flat index (over [N, C, H, W], H-major, or
+// W-major with storage_order 1) of its first maximum in scan order, as ONNX's reference
+// counts it. Each tap of the window is a strided Slice of x and of the index tensor I,
+// both padded (the index with a sentinel above every real index); a tap whose value
+// equals the pooled maximum y offers its index, and the smallest offer wins: H-major order
+// is the scan order, so that is the first maximum.
+ValueId Importer::max_pool_indices(ValueId x, ValueId y, const WindowSpec& w, bool w_major) {
+  const Shape xs = shape_of(x), ys = shape_of(y);
+  const int64_t H = xs[2], W = xs[3], big = checked_numel(xs, "the input");
+  const int rank = 4;
+  ValueId idx =
+      ew(Mode::ADD, {ew(Mode::MUL, {reshape(iota(xs[0] * xs[1], 0, 1, pb::TensorProto::INT64),
+                                            {xs[0], xs[1], 1, 1}),
+                                    scalar(DType::I64, static_cast<double>(H * W))}),
+                     ew(Mode::ADD, {ew(Mode::MUL, {iota(H, 2, rank, pb::TensorProto::INT64),
+                                                   scalar(DType::I64, static_cast<double>(W))}),
+                                    iota(W, 3, rank, pb::TensorProto::INT64)})});
+  // Pad both so that every tap of every window is inside: pad_begin before, and after as
+  // far as the last window reaches (ceil_mode may reach past pad_end).
+  for (int a = 0; a < 2; ++a) {
+    const int axis = 2 + a;
+    const int64_t in = xs[axis], before = w.pads[a];
+    const int64_t reach = (ys[axis] - 1) * w.strides[a] + (w.kernel[a] - 1) * w.dilations[a] + 1;
+    const int64_t after = std::max<int64_t>(0, reach - in - before);
+    auto pad = [&](ValueId v, double fill) {
+      Shape b = shape_of(v), e = shape_of(v);
+      b[axis] = before;
+      e[axis] = after;
+      std::vector<ValueId> parts;
+      if (before > 0) parts.push_back(filled(dtype_of(v), fill, b, "pad"));
+      parts.push_back(v);
+      if (after > 0) parts.push_back(filled(dtype_of(v), fill, e, "pad"));
+      return concat_axis(parts, axis);
+    };
+    x = pad(x, 0);
+    idx = pad(idx, static_cast<double>(big));
+  }
+  std::optional<ValueId> best;
+  for (int64_t i = 0; i < w.kernel[0]; ++i)
+    for (int64_t j = 0; j < w.kernel[1]; ++j) {
+      const int64_t h0 = i * w.dilations[0], w0 = j * w.dilations[1];
+      Attrs tap{{"starts", std::vector<int64_t>{h0, w0}},
+                {"ends", std::vector<int64_t>{h0 + (ys[2] - 1) * w.strides[0] + 1,
+                                              w0 + (ys[3] - 1) * w.strides[1] + 1}},
+                {"axes", std::vector<int64_t>{2, 3}},
+                {"steps", std::vector<int64_t>{w.strides[0], w.strides[1]}}};
+      ValueId offer = where(ew(Mode::EQ, {op1(OpType::Slice, tap, x, "tap"), y}),
+                            op1(OpType::Slice, tap, idx, "tap_index"),
+                            scalar(DType::I64, static_cast<double>(big)));
+      best = best ? ew(Mode::MIN, {*best, offer}) : offer;
+    }
+  if (!w_major) return *best;
+  // H-major c·HW + h·W + w to W-major c·HW + h + w·H.
+  auto s = [&](int64_t v) { return scalar(DType::I64, static_cast<double>(v)); };
+  ValueId c = ew(Mode::FLOOR_DIV, {*best, s(H * W)});
+  ValueId r = ew(Mode::MOD, {*best, s(H * W)});
+  ValueId h = ew(Mode::FLOOR_DIV, {r, s(W)}), col = ew(Mode::MOD, {r, s(W)});
+  return ew(Mode::ADD,
+            {ew(Mode::MUL, {c, s(H * W)}), ew(Mode::ADD, {h, ew(Mode::MUL, {col, s(H)})})});
 }
 
 void Importer::lower_lrn() {
