@@ -311,10 +311,13 @@ std::vector<double> pool3d_ref(const Pool3d& c, const std::vector<double>& x, in
         for (int64_t o2 = 0; o2 < out[2]; ++o2) {
           const int64_t o[3] = {o0, o1, o2};
           double best = -INFINITY, sum = 0;
+          // count_include_pad: the taps inside the padded input [-pad_begin, in + pad_end).
           int64_t count = 0, extent = 1;
           for (int a = 0; a < 3; ++a) {
-            const int64_t lo = o[a] * c.s[a] - c.pads[a];
-            extent *= std::min(lo + span[a], in[a] + c.pads[a + 3]) - lo;
+            int64_t taps = 0;
+            for (int64_t t = 0; t < c.k[a]; ++t)
+              taps += o[a] * c.s[a] - c.pads[a] + t * c.d[a] < in[a] + c.pads[a + 3];
+            extent *= taps;
           }
           for (int64_t i = 0; i < c.k[0]; ++i)
             for (int64_t j = 0; j < c.k[1]; ++j)
@@ -351,6 +354,8 @@ TEST(OnnxWindowOps, Pool3dAsTwo2dPools) {
       {"AveragePool", {2, 3, 3}, {2, 1, 2}, {1, 1, 1}, {0, 1, 1, 1, 2, 0}, 0, 0},
       {"AveragePool", {3, 2, 2}, {2, 3, 2}, {1, 1, 1}, {1, 0, 1, 2, 1, 1}, 1, 1},
       {"AveragePool", {2, 2, 3}, {3, 2, 2}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 1, 0},
+      {"AveragePool", {2, 3, 2}, {1, 2, 2}, {2, 1, 3}, {1, 0, 1, 1, 2, 0}, 0, 0},
+      {"AveragePool", {3, 2, 2}, {2, 1, 3}, {2, 2, 1}, {0, 1, 2, 1, 0, 1}, 0, 1},
       {"LpPool", {2, 3, 2}, {2, 1, 3}, {2, 1, 1}, {1, 0, 2, 0, 1, 1}, 0, 0, 3},
       {"LpPool", {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 0, 0, 2}};
   for (const Pool3d& c : cases) {
@@ -364,7 +369,8 @@ TEST(OnnxWindowOps, Pool3dAsTwo2dPools) {
     set_ints(n, "kernel_shape", c.k);
     set_ints(n, "strides", c.s);
     set_ints(n, "pads", c.pads);
-    if (c.op != "AveragePool") set_ints(n, "dilations", c.d);
+    if (c.op != "AveragePool" || c.d != std::vector<int64_t>{1, 1, 1})
+      set_ints(n, "dilations", c.d);
     if (c.op != "LpPool") set_i(n, "ceil_mode", c.ceil);
     if (c.op == "AveragePool") set_i(n, "count_include_pad", c.include_pad);
     if (c.op == "LpPool") set_i(n, "p", c.p);
@@ -372,6 +378,25 @@ TEST(OnnxWindowOps, Pool3dAsTwo2dPools) {
     Graph g = import(m);
     EXPECT_EQ(g.value(g.outputs()[0]).shape, (Shape{N, C, out[0], out[1], out[2]}));
     expect_close(run(m, {tensor(DType::F32, {N, C, in[0], in[1], in[2]}, x)})[0], want);
+  }
+  // A dilated 2-D AveragePool (the same lowering) and the ceil_mode it refuses.
+  {
+    Pool3d c{"AveragePool", {1, 3, 2}, {1, 2, 1}, {1, 2, 3}, {0, 2, 1, 0, 1, 2}, 0, 0};
+    std::vector<int64_t> out;
+    const std::vector<double> want = pool3d_ref(c, x, N * C * in[0], {1, in[1], in[2]}, out);
+    Model m(19);
+    m.input("x", TP::FLOAT, {N, C * in[0], in[1], in[2]});
+    auto& n = m.node("AveragePool", {"x"}, {"y"});
+    set_ints(n, "kernel_shape", {3, 2});
+    set_ints(n, "strides", {2, 1});
+    set_ints(n, "dilations", {2, 3});
+    set_ints(n, "pads", {2, 1, 1, 2});
+    m.output("y");
+    expect_close(run(m, {tensor(DType::F32, {N, C * in[0], in[1], in[2]}, x)})[0], want);
+    set_i(n, "ceil_mode", 1);
+    EXPECT_EQ(import_error(m),
+              "m.onnx: node 0 (AveragePool): unsupported attribute: dilations "
+              "other than 1 with ceil_mode=1");
   }
   // 3-D convolution stays refused.
   Model conv(17);

@@ -282,6 +282,8 @@ class Importer {
   ValueId filled(DType t, double v, const Shape& shape, const std::string& tag);
   void lower_conv_transpose();
   void lower_lppool();
+  ValueId window_sum(ValueId x, const WindowSpec& w);
+  ValueId avg_pool_dilated(ValueId x, const WindowSpec& w, bool include_pad);
   // MaxPool's Indices output for x [N, C, H, W] and its pooled y (w: y's 2-D window).
   ValueId max_pool_indices(ValueId x, ValueId y, const WindowSpec& w, bool w_major);
   void lower_lrn();

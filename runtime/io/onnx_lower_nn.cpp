@@ -139,10 +139,15 @@ void Importer::lower_pool(bool max) {
   const Shape& xs = shape_of(x);
   // Each window as 2-D; a 3-D one as two (max and mean over a box are separable, and so
   // are the tap counts that AveragePool divides by, with or without the padding).
-  WindowSpec w = resolve_window(*cur_, xs, *kernel, max);
+  WindowSpec w = resolve_window(*cur_, xs, *kernel, true);
   if (xs.size() == 3) w = w.pick({-1, 0});  // [N, C, W] as [N, C, 1, W]
   const int64_t ceil = cur_->attr_int("ceil_mode", 0);
   const int64_t include_pad = cur_->attr_int("count_include_pad", 0);
+  if (!max && w.dilations != std::vector<int64_t>(w.dilations.size(), 1)) {
+    // the op table's AveragePool has no dilations (onnx_lower_window.cpp)
+    if (ceil != 0) throw Error("unsupported attribute: dilations other than 1 with ceil_mode=1");
+    return set_rt(0, avg_pool_dilated(x, w, include_pad != 0));
+  }
   auto pool = [&](ValueId in, const WindowSpec& w2) {
     Node n;
     n.op = max ? OpType::MaxPool : OpType::AveragePool;

@@ -168,6 +168,41 @@ void Importer::lower_conv_transpose() {
   set_rt(0, from_2d(emit(std::move(n), "convtranspose"), nd));
 }
 
+// The sum over each window as a depthwise Conv with weights 1 (zero padding adds nothing);
+// a 3-D one as two, the sum over a box being separable. w as resolve_window gives it, a
+// 1-D one picked to 2-D.
+ValueId Importer::window_sum(ValueId x, const WindowSpec& w) {
+  const int nd = static_cast<int>(shape_of(x).size()) - 2;
+  const DType t = dtype_of(x);
+  auto sum = [&](ValueId in, const WindowSpec& w2) {
+    const int64_t c = shape_of(in)[1];
+    Node n;
+    n.op = OpType::Conv;
+    n.attrs = w2.attrs(true);
+    n.attrs["group"] = c;
+    n.inputs = {in, filled(t, 1, {c, 1, w2.kernel[0], w2.kernel[1]}, "ones")};
+    return emit(std::move(n), "window_sum");
+  };
+  return nd == 3 ? separable_3d(x, w, sum) : from_2d(sum(as_2d(x), w), nd);
+}
+
+// AveragePool with dilations (opset 19; ceil_mode 0): the window sum divided by the tap
+// count, the whole window with count_include_pad (every tap lies in the padded input when
+// the output is rounded down), otherwise the taps inside the input, the same sum over ones.
+ValueId Importer::avg_pool_dilated(ValueId x, const WindowSpec& w, bool include_pad) {
+  const Shape xs = shape_of(x);
+  const DType t = dtype_of(x);
+  ValueId sum = window_sum(x, w);
+  if (include_pad) {
+    int64_t taps = 1;
+    for (int64_t k : w.kernel) taps *= k;
+    return ew(Mode::TRUE_DIV, {sum, scalar(t, static_cast<double>(taps))});
+  }
+  Shape ones = xs;
+  ones[0] = ones[1] = 1;
+  return ew(Mode::TRUE_DIV, {sum, window_sum(filled(t, 1, ones, "ones"), w)});
+}
+
 void Importer::lower_lppool() {
   ValueId x = rt(0);
   const Shape xs = shape_of(x);
@@ -180,26 +215,14 @@ void Importer::lower_lppool() {
   const int nd = static_cast<int>(xs.size()) - 2;
   WindowSpec w = resolve_window(*cur_, xs, *kernel, true);
   if (nd == 1) w = w.pick({-1, 0});  // [N, C, W] as [N, C, 1, W]
-  const DType t = dtype_of(x);
   ValueId pw = p == 1   ? ew(Mode::ABS, {x})
                : p == 2 ? ew(Mode::SQUARE, {x})
                         : op1(OpType::PowC, {{"exponent", p}}, ew(Mode::ABS, {x}));
-  // The window sum as a depthwise Conv with weights 1 (zero padding adds nothing); a 3-D
-  // one as two, the sum over a box being separable.
-  auto sum = [&](ValueId in, const WindowSpec& w2) {
-    const int64_t c = shape_of(in)[1];
-    Node n;
-    n.op = OpType::Conv;
-    n.attrs = w2.attrs(true);
-    n.attrs["group"] = c;
-    n.inputs = {in, filled(t, 1, {c, 1, w2.kernel[0], w2.kernel[1]}, "ones")};
-    return emit(std::move(n), "lppool_sum");
-  };
-  ValueId s = nd == 3 ? separable_3d(pw, w, sum) : sum(as_2d(pw), w);
+  ValueId s = window_sum(pw, w);
   ValueId y = p == 1   ? s
               : p == 2 ? ew(Mode::SQRT, {s})
                        : op1(OpType::PowC, {{"exponent", 1.0 / p}}, s);
-  set_rt(0, from_2d(y, nd));
+  set_rt(0, y);  // window_sum keeps x's rank
 }
 
 // MaxPool's Indices: for each window, the flat index (over [N, C, H, W], H-major, or
