@@ -297,12 +297,20 @@ struct Pool3d {
 std::vector<double> pool3d_ref(const Pool3d& c, const std::vector<double>& x, int64_t nc,
                                const std::vector<int64_t>& in, std::vector<int64_t>& out) {
   out.assign(3, 0);
-  std::vector<int64_t> span(3);
+  std::vector<int64_t> span(3), begin(3), hi(3);
+  // A dilated AveragePool with ceil_mode follows ONNX's reference: half the extra extent
+  // the last window needs (rounded down) is padded before the input, moving every window,
+  // and the padded input still ends pad_end after the input's end less that half.
+  const bool shift = c.op == "AveragePool" && c.d != std::vector<int64_t>{1, 1, 1};
   for (int a = 0; a < 3; ++a) {
     span[a] = (c.k[a] - 1) * c.d[a] + 1;
     const int64_t room = in[a] + c.pads[a] + c.pads[a + 3] - span[a];
     out[a] = (c.ceil ? (room + c.s[a] - 1) / c.s[a] : room / c.s[a]) + 1;
     if (c.ceil && (out[a] - 1) * c.s[a] >= in[a] + c.pads[a]) --out[a];
+    const int64_t extra = (out[a] - 1) * c.s[a] - room;  // past the padded input
+    const int64_t half = shift && extra > 0 ? extra / 2 : 0;
+    begin[a] = c.pads[a] + half;
+    hi[a] = in[a] + c.pads[a + 3] - half;
   }
   std::vector<double> y;
   for (int64_t q = 0; q < nc; ++q)
@@ -316,7 +324,7 @@ std::vector<double> pool3d_ref(const Pool3d& c, const std::vector<double>& x, in
           for (int a = 0; a < 3; ++a) {
             int64_t taps = 0;
             for (int64_t t = 0; t < c.k[a]; ++t)
-              taps += o[a] * c.s[a] - c.pads[a] + t * c.d[a] < in[a] + c.pads[a + 3];
+              taps += o[a] * c.s[a] - begin[a] + t * c.d[a] < hi[a];
             extent *= taps;
           }
           for (int64_t i = 0; i < c.k[0]; ++i)
@@ -326,8 +334,8 @@ std::vector<double> pool3d_ref(const Pool3d& c, const std::vector<double>& x, in
                 int64_t at[3];
                 bool inside = true;
                 for (int a = 0; a < 3; ++a) {
-                  at[a] = o[a] * c.s[a] - c.pads[a] + t[a] * c.d[a];
-                  inside = inside && at[a] >= 0 && at[a] < in[a];
+                  at[a] = o[a] * c.s[a] - begin[a] + t[a] * c.d[a];
+                  inside = inside && at[a] >= 0 && at[a] < std::min(in[a], hi[a]);
                 }
                 if (!inside) continue;
                 const double v = x[((q * in[0] + at[0]) * in[1] + at[1]) * in[2] + at[2]];
@@ -356,6 +364,8 @@ TEST(OnnxWindowOps, Pool3dAsTwo2dPools) {
       {"AveragePool", {2, 2, 3}, {3, 2, 2}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 1, 0},
       {"AveragePool", {2, 3, 2}, {1, 2, 2}, {2, 1, 3}, {1, 0, 1, 1, 2, 0}, 0, 0},
       {"AveragePool", {3, 2, 2}, {2, 1, 3}, {2, 2, 1}, {0, 1, 2, 1, 0, 1}, 0, 1},
+      {"AveragePool", {2, 2, 3}, {3, 2, 2}, {2, 1, 2}, {1, 0, 1, 0, 1, 0}, 1, 0},
+      {"AveragePool", {2, 3, 2}, {2, 3, 2}, {3, 2, 2}, {0, 1, 0, 1, 2, 0}, 1, 1},
       {"LpPool", {2, 3, 2}, {2, 1, 3}, {2, 1, 1}, {1, 0, 2, 0, 1, 1}, 0, 0, 3},
       {"LpPool", {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0}, 0, 0, 2}};
   for (const Pool3d& c : cases) {
@@ -379,7 +389,7 @@ TEST(OnnxWindowOps, Pool3dAsTwo2dPools) {
     EXPECT_EQ(g.value(g.outputs()[0]).shape, (Shape{N, C, out[0], out[1], out[2]}));
     expect_close(run(m, {tensor(DType::F32, {N, C, in[0], in[1], in[2]}, x)})[0], want);
   }
-  // A dilated 2-D AveragePool (the same lowering) and the ceil_mode it refuses.
+  // A dilated 2-D AveragePool (the same lowering), and dilations before opset 19.
   {
     Pool3d c{"AveragePool", {1, 3, 2}, {1, 2, 1}, {1, 2, 3}, {0, 2, 1, 0, 1, 2}, 0, 0};
     std::vector<int64_t> out;
@@ -393,10 +403,15 @@ TEST(OnnxWindowOps, Pool3dAsTwo2dPools) {
     set_ints(n, "pads", {2, 1, 1, 2});
     m.output("y");
     expect_close(run(m, {tensor(DType::F32, {N, C * in[0], in[1], in[2]}, x)})[0], want);
-    set_i(n, "ceil_mode", 1);
-    EXPECT_EQ(import_error(m),
-              "m.onnx: node 0 (AveragePool): unsupported attribute: dilations "
-              "other than 1 with ceil_mode=1");
+    Model old(17);  // dilations came to AveragePool in opset 19
+    old.input("x", TP::FLOAT, {1, 1, 4, 4});
+    auto& o = old.node("AveragePool", {"x"}, {"y"});
+    set_ints(o, "kernel_shape", {2, 2});
+    set_ints(o, "dilations", {2, 2});
+    old.output("y");
+    EXPECT_EQ(import_error(old),
+              "m.onnx: node 0 (AveragePool): unsupported attribute: dilations (an AveragePool "
+              "attribute from opset 19)");
   }
   // 3-D convolution stays refused.
   Model conv(17);

@@ -283,7 +283,7 @@ class Importer {
   void lower_conv_transpose();
   void lower_lppool();
   ValueId window_sum(ValueId x, const WindowSpec& w);
-  ValueId avg_pool_dilated(ValueId x, const WindowSpec& w, bool include_pad);
+  ValueId avg_pool_dilated(ValueId x, WindowSpec w, bool include_pad, bool ceil);
   // MaxPool's Indices output for x [N, C, H, W] and its pooled y (w: y's 2-D window).
   ValueId max_pool_indices(ValueId x, ValueId y, const WindowSpec& w, bool w_major);
   void lower_lrn();

@@ -143,10 +143,11 @@ void Importer::lower_pool(bool max) {
   if (xs.size() == 3) w = w.pick({-1, 0});  // [N, C, W] as [N, C, 1, W]
   const int64_t ceil = cur_->attr_int("ceil_mode", 0);
   const int64_t include_pad = cur_->attr_int("count_include_pad", 0);
+  if (!max && cur_->opset < 19 && cur_->has_attr("dilations"))
+    throw Error("unsupported attribute: dilations (an AveragePool attribute from opset 19)");
   if (!max && w.dilations != std::vector<int64_t>(w.dilations.size(), 1)) {
     // the op table's AveragePool has no dilations (onnx_lower_window.cpp)
-    if (ceil != 0) throw Error("unsupported attribute: dilations other than 1 with ceil_mode=1");
-    return set_rt(0, avg_pool_dilated(x, w, include_pad != 0));
+    return set_rt(0, avg_pool_dilated(x, w, include_pad != 0, ceil != 0));
   }
   auto pool = [&](ValueId in, const WindowSpec& w2) {
     Node n;

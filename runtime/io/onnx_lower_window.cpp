@@ -186,21 +186,58 @@ ValueId Importer::window_sum(ValueId x, const WindowSpec& w) {
   return nd == 3 ? separable_3d(x, w, sum) : from_2d(sum(as_2d(x), w), nd);
 }
 
-// AveragePool with dilations (opset 19; ceil_mode 0): the window sum divided by the tap
-// count, the whole window with count_include_pad (every tap lies in the padded input when
-// the output is rounded down), otherwise the taps inside the input, the same sum over ones.
-ValueId Importer::avg_pool_dilated(ValueId x, const WindowSpec& w, bool include_pad) {
+// AveragePool with dilations (opset 19): the window sum (as LpPool's) divided by each
+// window's tap count, computed here. With ceil_mode, ONNX's reference pads the input by
+// the extra extent the last window needs, half of it (rounded down) before the input, and
+// still ends the padded input where pads end it: windows start that much earlier and taps
+// past the end count for nothing. The same rule without ceil_mode moves nothing.
+ValueId Importer::avg_pool_dilated(ValueId x, WindowSpec w, bool include_pad, bool ceil) {
+  const int nd0 = static_cast<int>(shape_of(x).size()) - 2;
+  x = as_2d(x);  // w is 2-D for a 1-D x already
   const Shape xs = shape_of(x);
   const DType t = dtype_of(x);
-  ValueId sum = window_sum(x, w);
-  if (include_pad) {
-    int64_t taps = 1;
-    for (int64_t k : w.kernel) taps *= k;
-    return ew(Mode::TRUE_DIV, {sum, scalar(t, static_cast<double>(taps))});
+  const int nd = static_cast<int>(w.kernel.size());
+  std::vector<std::vector<double>> counts(nd);
+  Shape count_shape = {1, 1};
+  for (int a = 0; a < nd; ++a) {
+    const int64_t in = xs[2 + a], k = w.kernel[a], s = w.strides[a], d = w.dilations[a];
+    const int64_t pb = w.pads[a], pe = w.pads[a + nd], span = (k - 1) * d + 1;
+    const int64_t room = in + pb + pe - span;
+    if (room < 0) throw Error("the window is larger than the padded input");
+    int64_t out = (ceil ? (room + s - 1) / s : room / s) + 1;
+    if (ceil && (out - 1) * s >= in + pb) --out;  // the last window starts inside
+    const int64_t extra = std::max<int64_t>(0, (out - 1) * s + span - in - pb - pe);
+    const int64_t begin = pb + extra / 2, hi = in + pe - extra / 2;  // [-begin, hi)
+    for (int64_t o = 0; o < out; ++o) {
+      int64_t n = 0;
+      for (int64_t tap = 0; tap < k; ++tap) {
+        const int64_t at = o * s - begin + tap * d;
+        n += at < hi && (include_pad || (at >= 0 && at < in));
+      }
+      if (n == 0) throw Error("a window holds no taps (not supported)");
+      counts[a].push_back(static_cast<double>(n));
+    }
+    // The sum: taps at or past min(in, hi) add nothing, nor do those past the last window.
+    const int64_t use = std::min({in, hi, (out - 1) * s + span - begin});
+    if (use < 1) throw Error("a window lies wholly outside the input (not supported)");
+    if (use < in) x = slice_axis(x, 2 + a, 0, use);
+    w.pads[a] = begin;
+    w.pads[a + nd] = (out - 1) * s + span - begin - use;
+    count_shape.push_back(out);
   }
-  Shape ones = xs;
-  ones[0] = ones[1] = 1;
-  return ew(Mode::TRUE_DIV, {sum, window_sum(filled(t, 1, ones, "ones"), w)});
+  ConstTensor c = make_const(to_elem_type(t), count_shape);
+  for (int64_t e = 0; e < c.size(); ++e) {
+    double v = 1;
+    int64_t r = e;
+    for (int a = nd - 1; a >= 0; --a) {
+      const int64_t n = static_cast<int64_t>(counts[a].size());
+      v *= counts[a][r % n];
+      r /= n;
+    }
+    c.f[e] = v;
+  }
+  ValueId y = ew(Mode::TRUE_DIV, {window_sum(x, w), constant(c, "tap_count")});
+  return from_2d(y, nd0);
 }
 
 void Importer::lower_lppool() {
