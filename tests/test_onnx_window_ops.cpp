@@ -207,6 +207,12 @@ TEST(OnnxWindowOps, ConvTransposeErrors) {
                   })
                 .find("output size -2 along spatial axis 0 is less than 1"),
             std::string::npos);
+  EXPECT_NE(error({1, 2, 3, 3}, {2, 1, 2, 2},
+                  [](pb::NodeProto& n) {
+                    set_ints(n, "strides", {int64_t{1} << 62, 1});
+                  })
+                .find("strides entries must be >= 1 and <= 2^40"),
+            std::string::npos);
 }
 
 // --- 1-D Conv and pooling --------------------------------------------------------------
@@ -603,7 +609,7 @@ TEST(OnnxWindowOps, LrnEverySize) {
   bad.input("x", TP::FLOAT, {1, 2, 2, 2});
   set_i(bad.node("LRN", {"x"}, {"y"}), "size", 0);
   bad.output("y");
-  EXPECT_EQ(import_error(bad), "m.onnx: node 0 (LRN): size must be >= 1");
+  EXPECT_EQ(import_error(bad), "m.onnx: node 0 (LRN): size must be >= 1 and <= 2^40");
 }
 
 }  // namespace

@@ -20,6 +20,21 @@ std::vector<int64_t> ints_or(const OnnxNode& n, const char* name, std::vector<in
   return v ? *v : fallback;
 }
 
+// Window attributes beyond 2^40 are refused before any arithmetic on them (as
+// nn_geometry does for the op table's windows), so no product below can overflow.
+constexpr int64_t kMaxWindow = int64_t(1) << 40;
+void check_range(const std::vector<int64_t>& v, int64_t lo, const char* what) {
+  for (int64_t e : v)
+    if (e < lo || e > kMaxWindow)
+      throw Error(std::string(what) + " entries must be >= " + std::to_string(lo) + " and <= 2^40");
+}
+void check_window(const WindowSpec& w) {
+  check_range(w.kernel, 1, "kernel_shape");
+  check_range(w.strides, 1, "strides");
+  check_range(w.dilations, 1, "dilations");
+  check_range(w.pads, 0, "pads");
+}
+
 int64_t floor_div2(int64_t v) {
   return v >= 0 ? v / 2 : -((-v + 1) / 2);
 }
@@ -77,6 +92,12 @@ void Importer::lower_conv_transpose() {
     throw Error("strides, dilations, output_padding and output_shape need " + std::to_string(nd) +
                 " entries and pads " + std::to_string(2 * nd) + " for an input of shape " +
                 to_string(xs));
+  check_range(kernel, 1, "kernel_shape");
+  check_range(strides, 1, "strides");
+  check_range(dil, 1, "dilations");
+  check_range(out_pad, 0, "output_padding");
+  if (pads) check_range(*pads, 0, "pads");
+  if (out_shape) check_range(*out_shape, 1, "output_shape");
   const std::string auto_pad = cur_->attr_str("auto_pad", "NOTSET");
   const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
   if (!same && auto_pad != "NOTSET" && auto_pad != "VALID")
@@ -172,6 +193,7 @@ void Importer::lower_conv_transpose() {
 // a 3-D one as two, the sum over a box being separable. w as resolve_window gives it, a
 // 1-D one picked to 2-D.
 ValueId Importer::window_sum(ValueId x, const WindowSpec& w) {
+  check_window(w);
   const int nd = static_cast<int>(shape_of(x).size()) - 2;
   const DType t = dtype_of(x);
   auto sum = [&](ValueId in, const WindowSpec& w2) {
@@ -192,6 +214,7 @@ ValueId Importer::window_sum(ValueId x, const WindowSpec& w) {
 // still ends the padded input where pads end it: windows start that much earlier and taps
 // past the end count for nothing. The same rule without ceil_mode moves nothing.
 ValueId Importer::avg_pool_dilated(ValueId x, WindowSpec w, bool include_pad, bool ceil) {
+  check_window(w);
   const int nd0 = static_cast<int>(shape_of(x).size()) - 2;
   x = as_2d(x);  // w is 2-D for a 1-D x already
   const Shape xs = shape_of(x);
@@ -328,7 +351,7 @@ void Importer::lower_lrn() {
   const Shape xs = shape_of(x);
   if (xs.size() < 2) throw Error("input has shape " + to_string(xs) + ": needs rank >= 2");
   const int64_t size = cur_->attr_int("size");
-  if (size < 1) throw Error("size must be >= 1");
+  if (size < 1 || size > kMaxWindow) throw Error("size must be >= 1 and <= 2^40");
   const double alpha = cur_->attr_float("alpha", 1e-4), beta = cur_->attr_float("beta", 0.75);
   const double bias = cur_->attr_float("bias", 1.0);
   const DType t = dtype_of(x);
