@@ -1193,16 +1193,16 @@ TEST(onnx, ErrorsNameTheFileAndTheNode) {
     m.input("x", TP::FLOAT, {1, 3, 8, 8});
     m.input("w", TP::FLOAT, {4, 3, 3, 3});
     m.node("Relu", {"x"}, {"r"}, "relu0");
-    m.node("ConvTranspose", {"r", "w"}, {"y"}, "conv1");
+    m.node("MaxUnpool", {"r", "w"}, {"y"}, "unpool1");
     m.output("y");
-    EXPECT_EQ(import_error(m), "m.onnx: node 1 'conv1' (ConvTranspose): unsupported op");
+    EXPECT_EQ(import_error(m), "m.onnx: node 1 'unpool1' (MaxUnpool): unsupported op");
   }
   {
     Model m;
     m.input("x", TP::FLOAT, {1, 3, 8, 8});
-    m.node("LpPool", {"x"}, {"y"});
+    m.node("MaxRoiPool", {"x"}, {"y"});
     m.output("y");
-    EXPECT_EQ(import_error(m), "m.onnx: node 0 (LpPool): unsupported op");
+    EXPECT_EQ(import_error(m), "m.onnx: node 0 (MaxRoiPool): unsupported op");
   }
   {
     Model m;

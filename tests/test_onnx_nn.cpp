@@ -186,22 +186,23 @@ TEST(OnnxNn, UnsupportedAttributesNameTheNode) {
   };
   expect_error(conv_model("SAME_WEIRD", {1, 3, 4, 4}), "node 0 'c1' (Conv)",
                "auto_pad 'SAME_WEIRD'");
-  expect_error(conv_model("", {1, 3, 4}), "node 0 'c1' (Conv)", "only 2-D convolution");
+  expect_error(conv_model("", {1, 3, 4, 4, 4}), "node 0 'c1' (Conv)",
+               "convolution of rank other than 3 (N, C, W) or 4 (N, C, H, W) is not supported");
 
   Model mp;
   mp.input("x", TP::FLOAT, {1, 1, 4, 4});
   auto& p = mp.node("MaxPool", {"x"}, {"y"}, "pool");
   set_ints(p, "kernel_shape", {2, 2});
-  set_i(p, "storage_order", 1);
+  set_i(p, "storage_order", 2);
   mp.output("y");
-  expect_error(mp, "node 0 'pool' (MaxPool)", "storage_order");
+  expect_error(mp, "node 0 'pool' (MaxPool)", "storage_order must be 0 or 1, got 2");
 
   Model idx;
-  idx.input("x", TP::FLOAT, {1, 1, 4, 4});
-  set_ints(idx.node("MaxPool", {"x"}, {"y", "i"}, "pool"), "kernel_shape", {2, 2});
+  idx.input("x", TP::FLOAT, {1, 1, 4, 4, 4});
+  set_ints(idx.node("MaxPool", {"x"}, {"y", "i"}, "pool"), "kernel_shape", {2, 2, 2});
   idx.output("y");
   idx.output("i");
-  expect_error(idx, "(MaxPool)", "Indices");
+  expect_error(idx, "(MaxPool)", "unsupported output: Indices of a 3-D MaxPool");
 
   Model ap(17);
   ap.input("x", TP::FLOAT, {1, 1, 4, 4});

@@ -21,6 +21,7 @@
 //   onnx_lower_qlinear.cpp  MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv
 #pragma once
 #include <onnx/onnx_pb.h>
+#include <functional>
 
 #include <filesystem>
 #include <initializer_list>
@@ -136,6 +137,22 @@ struct NeedsGivenInputs : Error {
       : Error(message), inputs(std::move(names)) {}
   std::vector<std::string> inputs;
 };
+// A conv / pool window over the spatial axes of [N, C, spatial...] (onnx_lower_nn.cpp):
+// one entry per axis, pads begin then end.
+struct WindowSpec {
+  std::vector<int64_t> kernel, strides, dilations, pads;
+  // The window over some of the axes, in that order; -1 an axis with a window of 1.
+  WindowSpec pick(std::initializer_list<int> axes) const;
+  Attrs attrs(bool with_dilations) const;  // strides, pads (and dilations) for the op table
+};
+// Node n's kernel_shape (given), strides, dilations and pads over x (rank 3 to 5), auto_pad
+// resolved (SAME_UPPER puts the odd padding at the end, SAME_LOWER at the beginning);
+// dilations other than 1 are an error unless `dilations`.
+WindowSpec resolve_window(const OnnxNode& n, const Shape& x, std::vector<int64_t> kernel,
+                          bool dilations);
+// The same as the op table's 2-D strides, pads (and dilations) for x of rank 3 or 4 (3:
+// kernel comes back with an H entry of 1 prepended); rank 5 is refused (3-D Conv).
+Attrs window_attrs(const OnnxNode& n, const Shape& x, std::vector<int64_t>& kernel, bool dilations);
 
 class Importer {
  public:
@@ -313,6 +330,21 @@ class Importer {
   ValueId conv(ValueId x, ValueId w, std::optional<ValueId> bias);
   void lower_pool(bool max);
   void lower_global_pool(bool max);
+  ValueId as_2d(ValueId x);                 // [N, C, W] as [N, C, 1, W]
+  ValueId from_2d(ValueId y, int spatial);  // and back when spatial is 1
+  // A separable 3-D window op on x [N, C, D, H, W] as two 2-D ones: `op` over (H, W) of x
+  // seen as [N, C·D, H, W], then over D of that seen as [N, C, D, OH·OW].
+  using WindowOp = std::function<ValueId(ValueId, const WindowSpec&)>;
+  ValueId separable_3d(ValueId x, const WindowSpec& w, const WindowOp& op);
+  // ConvTranspose, LpPool and LRN as Conv (onnx_lower_window.cpp)
+  ValueId filled(DType t, double v, const Shape& shape, const std::string& tag);
+  void lower_conv_transpose();
+  void lower_lppool();
+  ValueId window_sum(ValueId x, const WindowSpec& w);
+  ValueId avg_pool_dilated(ValueId x, WindowSpec w, bool include_pad, bool ceil);
+  // MaxPool's Indices output for x [N, C, H, W] and its pooled y (w: y's 2-D window).
+  ValueId max_pool_indices(ValueId x, ValueId y, const WindowSpec& w, bool w_major);
+  void lower_lrn();
   void lower_slice();
   void lower_split();
   void lower_concat();

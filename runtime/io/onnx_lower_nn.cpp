@@ -1,7 +1,8 @@
 // ONNX convolution, pooling and data-movement ops on run-time data, lowered to the op
 // table's Conv, MaxPool, AveragePool, Concat, Slice and Gather (on constants these ops were
 // folded already). GlobalAveragePool / GlobalMaxPool become a Reduce, Split a Slice per
-// output. Only 2-D (NCHW) convolution and pooling are supported; docs/onnx.md lists the
+// output. Convolution and pooling are 2-D (NCHW); 1-D ones run as 2-D with H = 1 (exact);
+// 3-D pooling as two 2-D pools (separable); 3-D convolution is refused. docs/onnx.md lists the
 // attributes each op takes.
 #include "runtime/io/onnx_internal.h"
 
@@ -14,43 +15,101 @@ std::vector<int64_t> ints_or(const OnnxNode& n, const char* name, std::vector<in
   return v ? *v : fallback;
 }
 
-// kernel_shape, strides, dilations and pads of a 2-D window, with auto_pad resolved to
-// explicit pads (SAME_UPPER puts the odd padding at the end, SAME_LOWER at the beginning).
-Attrs window_attrs(const OnnxNode& n, const Shape& x, std::vector<int64_t> kernel, bool dilations) {
-  if (x.size() != 4)
+}  // namespace
+
+WindowSpec resolve_window(const OnnxNode& n, const Shape& x, std::vector<int64_t> kernel,
+                          bool dilations) {
+  if (x.size() < 3 || x.size() > 5)
     throw Error("input has shape " + to_string(x) +
-                ": convolution and pooling of rank other than 4 (N, C, H, W) are not supported");
-  std::vector<int64_t> strides = ints_or(n, "strides", {1, 1});
-  std::vector<int64_t> dil = ints_or(n, "dilations", {1, 1});
-  std::vector<int64_t> pads = ints_or(n, "pads", {0, 0, 0, 0});
-  if (kernel.size() != 2 || strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
-    throw Error(
-        "kernel_shape, strides and dilations need 2 entries and pads 4 (other ranks are not "
-        "supported)");
-  if (!dilations && (dil[0] != 1 || dil[1] != 1))
-    throw Error("unsupported attribute: dilations other than 1");
+                ": convolution and pooling need rank 3, 4 or 5 (N, C, spatial...)");
+  const int nd = static_cast<int>(x.size()) - 2;
+  const size_t und = static_cast<size_t>(nd);
+  const auto ones = std::vector<int64_t>(und, 1);
+  WindowSpec w;
+  w.kernel = std::move(kernel);
+  w.strides = ints_or(n, "strides", ones);
+  w.dilations = ints_or(n, "dilations", ones);
+  w.pads = ints_or(n, "pads", std::vector<int64_t>(2 * und, 0));
+  if (w.kernel.size() != und || w.strides.size() != und || w.dilations.size() != und ||
+      w.pads.size() != 2 * und)
+    throw Error("kernel_shape, strides and dilations need " + std::to_string(nd) +
+                " entries and pads " + std::to_string(2 * nd) + " for an input of shape " +
+                to_string(x));
+  for (int a = 0; a < nd; ++a)
+    if (!dilations && w.dilations[a] != 1)
+      throw Error("unsupported attribute: dilations other than 1");
   std::string auto_pad = n.attr_str("auto_pad", "NOTSET");
   if (auto_pad == "VALID") {
-    pads = {0, 0, 0, 0};
+    w.pads.assign(2 * und, 0);
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    for (int a = 0; a < 2; ++a) {
-      if (strides[a] < 1) throw Error("strides must be >= 1");
-      int64_t out = (x[2 + a] + strides[a] - 1) / strides[a];
+    for (int a = 0; a < nd; ++a) {
+      const int64_t s = w.strides[a];
+      if (s < 1) throw Error("strides must be >= 1");
+      int64_t out = (x[2 + a] + s - 1) / s;
       int64_t total =
-          std::max<int64_t>(0, (out - 1) * strides[a] + (kernel[a] - 1) * dil[a] + 1 - x[2 + a]);
+          std::max<int64_t>(0, (out - 1) * s + (w.kernel[a] - 1) * w.dilations[a] + 1 - x[2 + a]);
       int64_t small = total / 2;
-      pads[a] = auto_pad == "SAME_UPPER" ? small : total - small;
-      pads[a + 2] = total - pads[a];
+      w.pads[a] = auto_pad == "SAME_UPPER" ? small : total - small;
+      w.pads[a + nd] = total - w.pads[a];
     }
   } else if (auto_pad != "NOTSET") {
     throw Error("unsupported attribute: auto_pad '" + auto_pad + "'");
   }
+  return w;
+}
+
+WindowSpec WindowSpec::pick(std::initializer_list<int> axes) const {
+  const size_t nd = kernel.size();
+  WindowSpec r;
+  for (int a : axes) {
+    r.kernel.push_back(a < 0 ? 1 : kernel[a]);
+    r.strides.push_back(a < 0 ? 1 : strides[a]);
+    r.dilations.push_back(a < 0 ? 1 : dilations[a]);
+  }
+  for (int a : axes) r.pads.push_back(a < 0 ? 0 : pads[a]);
+  for (int a : axes) r.pads.push_back(a < 0 ? 0 : pads[a + nd]);
+  return r;
+}
+
+Attrs WindowSpec::attrs(bool with_dilations) const {
   Attrs a{{"strides", strides}, {"pads", pads}};
-  if (dilations) a["dilations"] = dil;
+  if (with_dilations) a["dilations"] = dilations;
   return a;
 }
 
-}  // namespace
+Attrs window_attrs(const OnnxNode& n, const Shape& x, std::vector<int64_t>& kernel,
+                   bool dilations) {
+  if (x.size() != 3 && x.size() != 4)
+    throw Error("input has shape " + to_string(x) +
+                ": convolution of rank other than 3 (N, C, W) or 4 (N, C, H, W) is not "
+                "supported");
+  WindowSpec w = resolve_window(n, x, kernel, dilations);
+  if (x.size() == 3) w = w.pick({-1, 0});  // [N, C, W] as [N, C, 1, W]
+  kernel = w.kernel;
+  return w.attrs(dilations);
+}
+
+ValueId Importer::separable_3d(ValueId x, const WindowSpec& w, const WindowOp& op) {
+  const Shape s = shape_of(x);
+  ValueId hw = op(reshape(x, {s[0], s[1] * s[2], s[3], s[4]}), w.pick({1, 2}));
+  const Shape t = shape_of(hw);  // [N, C·D, OH, OW]
+  ValueId d = op(reshape(hw, {s[0], s[1], s[2], t[2] * t[3]}), w.pick({0, -1}));
+  return reshape(d, {s[0], s[1], shape_of(d)[2], t[2], t[3]});
+}
+
+// x [N, C, W] as [N, C, 1, W]; a rank-4 x as it is.
+ValueId Importer::as_2d(ValueId x) {
+  const Shape& s = shape_of(x);
+  if (s.size() != 3) return x;
+  return reshape(x, {s[0], s[1], 1, s[2]});
+}
+
+// The 2-D result y [N, C, 1, W] of a 1-D op back to [N, C, W].
+ValueId Importer::from_2d(ValueId y, int spatial) {
+  const Shape& s = shape_of(y);
+  if (spatial != 1) return y;
+  return reshape(y, {s[0], s[1], s[3]});
+}
 
 void Importer::lower_conv() {
   std::optional<ValueId> bias;
@@ -58,39 +117,65 @@ void Importer::lower_conv() {
   set_rt(0, conv(rt(0), rt(1), bias));
 }
 
-// A Conv node with the current node's window attributes (Conv, ConvInteger, QLinearConv).
+// A Conv node with the current node's window attributes (Conv, ConvInteger, QLinearConv);
+// 1-D as 2-D with H = 1.
 ValueId Importer::conv(ValueId x, ValueId w, std::optional<ValueId> bias) {
-  const Shape ws = shape_of(w);
-  if (ws.size() != 4)
-    throw Error("weight has shape " + to_string(ws) +
-                ": only 2-D convolution is supported (other ranks are not supported)");
-  std::vector<int64_t> kernel = ints_or(*cur_, "kernel_shape", {ws[2], ws[3]});
-  if (kernel != std::vector<int64_t>{ws[2], ws[3]})
-    throw Error("kernel_shape does not match the weight " + to_string(ws));
+  const Shape xs = shape_of(x), ws = shape_of(w);
+  const int nd = static_cast<int>(xs.size()) - 2;
+  if (ws.size() != xs.size())
+    throw Error("weight has shape " + to_string(ws) + " for an input of shape " + to_string(xs));
+  std::vector<int64_t> wk(ws.begin() + 2, ws.end());
+  std::vector<int64_t> kernel = ints_or(*cur_, "kernel_shape", wk);
+  if (kernel != wk) throw Error("kernel_shape does not match the weight " + to_string(ws));
   Node n;
   n.op = OpType::Conv;
-  n.attrs = window_attrs(*cur_, shape_of(x), kernel, true);
+  n.attrs = window_attrs(*cur_, xs, kernel, true);
   n.attrs["group"] = cur_->attr_int("group", 1);
-  n.inputs = {x, w};
+  n.inputs = {as_2d(x), as_2d(w)};
   if (bias) n.inputs.push_back(*bias);
-  return emit(std::move(n), "conv");
+  return from_2d(emit(std::move(n), "conv"), nd);
 }
 
 void Importer::lower_pool(bool max) {
   ValueId x = rt(0);
-  if (max && cur_->attr_int("storage_order", 0) != 0)
-    throw Error("unsupported attribute: storage_order=1");
-  if (max && cur_->wants_output(1)) throw Error("unsupported output: Indices");
+  const int64_t storage_order = max ? cur_->attr_int("storage_order", 0) : 0;
+  if (storage_order != 0 && storage_order != 1)
+    throw Error("storage_order must be 0 or 1, got " + std::to_string(storage_order));
   auto kernel = cur_->attr_ints("kernel_shape");
   if (!kernel) throw Error("missing attribute 'kernel_shape'");
-  Node n;
-  n.op = max ? OpType::MaxPool : OpType::AveragePool;
-  n.attrs = window_attrs(*cur_, shape_of(x), *kernel, max);
-  n.attrs["kernel_shape"] = *kernel;
-  n.attrs["ceil_mode"] = cur_->attr_int("ceil_mode", 0);
-  if (!max) n.attrs["count_include_pad"] = cur_->attr_int("count_include_pad", 0);
-  n.inputs = {x};
-  set_rt(0, emit(std::move(n), max ? "maxpool" : "avgpool"));
+  const Shape& xs = shape_of(x);
+  // Each window as 2-D; a 3-D one as two (max and mean over a box are separable, and so
+  // are the tap counts that AveragePool divides by, with or without the padding).
+  WindowSpec w = resolve_window(*cur_, xs, *kernel, true);
+  if (xs.size() == 3) w = w.pick({-1, 0});  // [N, C, W] as [N, C, 1, W]
+  const int64_t ceil = cur_->attr_int("ceil_mode", 0);
+  const int64_t include_pad = cur_->attr_int("count_include_pad", 0);
+  if (!max && cur_->opset < 19 && cur_->has_attr("dilations"))
+    throw Error("unsupported attribute: dilations (an AveragePool attribute from opset 19)");
+  if (!max && w.dilations != std::vector<int64_t>(w.dilations.size(), 1)) {
+    // the op table's AveragePool has no dilations (onnx_lower_window.cpp)
+    return set_rt(0, avg_pool_dilated(x, w, include_pad != 0, ceil != 0));
+  }
+  auto pool = [&](ValueId in, const WindowSpec& w2) {
+    Node n;
+    n.op = max ? OpType::MaxPool : OpType::AveragePool;
+    n.attrs = w2.attrs(max);
+    n.attrs["kernel_shape"] = w2.kernel;
+    n.attrs["ceil_mode"] = ceil;
+    if (!max) n.attrs["count_include_pad"] = include_pad;
+    n.inputs = {in};
+    return emit(std::move(n), max ? "maxpool" : "avgpool");
+  };
+  const bool indices = max && cur_->wants_output(1);
+  if (xs.size() == 5) {
+    if (indices) throw Error("unsupported output: Indices of a 3-D MaxPool");
+    return set_rt(0, separable_3d(x, w, pool));
+  }
+  const int nd = static_cast<int>(xs.size()) - 2;
+  ValueId y = pool(as_2d(x), w);
+  set_rt(0, from_2d(y, nd));
+  // storage_order only orders Indices (onnx_lower_window.cpp).
+  if (indices) set_rt(1, from_2d(max_pool_indices(as_2d(x), y, w, storage_order == 1), nd));
 }
 
 void Importer::lower_global_pool(bool max) {
@@ -205,6 +290,12 @@ bool Importer::lower_nn() {
     lower_pool(true);
   else if (op == "AveragePool")
     lower_pool(false);
+  else if (op == "ConvTranspose")
+    lower_conv_transpose();  // onnx_lower_window.cpp
+  else if (op == "LpPool")
+    lower_lppool();
+  else if (op == "LRN")
+    lower_lrn();
   else if (op == "GlobalAveragePool")
     lower_global_pool(false);
   else if (op == "GlobalMaxPool")
