@@ -6,8 +6,8 @@
 #   timeline_screenshot_test.sh HOTFUSE_VIEW DATA_DIR OUT_DIR     (DATA_DIR: tests/data/viewer)
 #
 #   slowdown        a report whose speedup is 0.68x: the Summary draws it red (#c62828), and
-#                   red pixels are there; so does the Hotspots' Regions table for its region
-#                   (and neither for adam's 7x).
+#                   red pixels are there; so do the Hotspots' Regions table for its region and
+#                   the after graph's headline (and none of them for adam's 7x).
 #   garbage_trace   a trace.json that is not JSON: the Timeline says it could not be read and
 #                   gives the parse error (line, column), not "no trace.json".
 #   adam at 1024x640  the whole window: no Timeline track cut off, ruler labels that do not
@@ -95,6 +95,16 @@ expect(red >= 10, "only %d red pixels in the fused (speedup) cell" % red)
 shot regions_fast "$data/adam" 0 --size 900x300 --panel hotspots --click 300,58 --frames 6
 check regions_fast '
 expect(count((0xc6, 0x28, 0x28), (0.42, 0.28, 0.66, 0.4)) == 0, "red in a faster region")
+'
+# The after graph's headline says the Summary's speedup, red below 1x (its DOT title says 7x).
+shot graph_slow "$data/slowdown" 0 --size 900x400 --panel graph --graph after
+check graph_slow '
+expect(facts.get("graph.after_badge") == "0.68x", "after badge: %r" % facts.get("graph.after_badge"))
+expect(facts.get("graph.after_badge_color") == "#c62828", "after badge colour: %r" % facts.get("graph.after_badge_color"))
+'
+shot graph_fast "$data/adam" 0 --size 900x400 --panel graph --graph after
+check graph_fast '
+expect(facts.get("graph.after_badge_color") == "#008a3e", "after badge colour: %r" % facts.get("graph.after_badge_color"))
 '
 shot garbage_trace "$data/garbage_trace" 2 --size 800x300 --panel timeline
 check garbage_trace '

@@ -12,6 +12,7 @@
 #include "viewer/model/graph_title.h"
 #include "viewer/model/scope_graph.h"
 #include "viewer/ui/draw_util.h"
+#include "viewer/ui/frame_facts.h"
 #include "viewer/ui/node_info.h"
 
 namespace hf::viewer::ui {
@@ -454,6 +455,9 @@ void GraphCanvas::draw_title(const SharedState& st, const GraphLayout& full, boo
     const float w = f->CalcTextSizeA(fs, FLT_MAX, 0, t.text.c_str()).x;
     const ImU32 c = t.speedup ? col(speedup_color(*t.speedup)) : IM_COL32(0x75, 0x75, 0x75, 255);
     dl->AddText(f, fs, p + ImVec2{w + 6, 0}, c, ("(" + t.badge + ")").c_str(), nullptr, 0, &clip);
+    frame_facts().set("graph.after_badge", t.badge);
+    frame_facts().set("graph.after_badge_color",
+                      strf("#%02x%02x%02x", c & 0xff, (c >> 8) & 0xff, (c >> 16) & 0xff));
   }
 }
 
