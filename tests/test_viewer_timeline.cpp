@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "dump/trace_json_device.h"
 #include "tests/support/temp_dir.h"
 #include "viewer/model/color.h"
 #include "viewer/model/dir_listing.h"
@@ -390,6 +391,49 @@ TEST(ViewerTimelineFlows, BoundToTheEnclosingEvents) {
   EXPECT_EQ(t.unbound_flows, 3u);  // "lost", "open" and "other"
   EXPECT_EQ(t.flows_of(index_of("compile")), (std::vector<int>{0, 1}));
   EXPECT_EQ(t.ignored, 0u);
+}
+
+// trace.json's device tracks as hotfuse-run writes them on CUDA (dump/trace_json_device.h,
+// synthetic launches): the Timeline reads a "cuda api" and a "gpu stream N" track and an
+// arrow from each launch call to its own kernel, both linked to the launching node.
+TEST(ViewerTimelineFlows, CudaLaunchFlowsGoFromTheLaunchCallToItsKernel) {
+  json trace = {{"traceEvents",
+                 {{{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 2},
+                   {"args", {{"name", "executor"}}}},
+                  x_event("Add", 0, 50, 2)}}};
+  std::vector<cuda::DeviceLaunch> launches;
+  for (uint32_t i = 0; i < 3; ++i) {
+    cuda::DeviceLaunch l;
+    l.node = 10 + i;
+    l.correlation = 100 + i;
+    l.kernel = "k" + std::to_string(i);
+    l.stream = i == 2 ? 3 : 7;
+    l.api_start_ns = 1000 + 10000 * i;
+    l.api_end_ns = l.api_start_ns + 3000;
+    l.start_ns = l.api_end_ns + 2000;  // after its launch, while the next call is made
+    l.end_ns = l.start_ns + 9000;
+    launches.push_back(l);
+  }
+  dump::add_device_launches(trace, launches, {0, 0.0}, "fused");
+  const Trace t = parse_trace(trace);
+  std::map<std::string, int> track;
+  for (size_t i = 0; i < t.tracks.size(); ++i) track[t.tracks[i].name] = static_cast<int>(i);
+  ASSERT_TRUE(track.count("cuda api") && track.count("gpu stream 7") && track.count("gpu stream 3"));
+  int launch_flows = 0;
+  for (const Flow& f : t.flows) {
+    if (f.name != "launch") continue;
+    ++launch_flows;
+    ASSERT_GE(f.from, 0);
+    ASSERT_GE(f.to, 0);
+    const TraceEvent& from = t.events[f.from];
+    const TraceEvent& to = t.events[f.to];
+    EXPECT_EQ(from.track, track["cuda api"]);
+    EXPECT_EQ(from.name, "launch " + to.name);
+    EXPECT_EQ(from.node, to.node);
+    EXPECT_EQ(from.args_json()["correlation"], to.args_json()["correlation"]);
+    EXPECT_EQ(t.tracks[to.track].name, to.name == "k2" ? "gpu stream 3" : "gpu stream 7");
+  }
+  EXPECT_EQ(launch_flows, 3);
 }
 
 TEST(ViewerTimelineCounters, OneSeriesPerNameAndKey) {
