@@ -16,8 +16,8 @@
 // Counter events ("ph":"C"): "memory in use" (args.bytes: the executor plan's planned peak,
 // the unfused plan's until the first swap that stayed, then the plan running at the end) and
 // "achieved GB/s" (args.gbps: per traced iteration, the bytes its steps moved over its wall
-// time). CUDA kernel records (CUPTI) are not part of the Session, so no launch -> kernel
-// flows are written.
+// time). CUDA launches and their kernels (CUPTI, recorded after the session) are added by
+// dump/trace_json_device.h, with launch -> kernel flows.
 // ts and dur are microseconds since the session started, to the nanosecond; args carry the
 // node id, op, region, bytes, GB/s, iteration and phase. Metadata events ("ph":"M") name
 // the process and the tracks. The validating iteration runs two graphs and is not traced

@@ -1,10 +1,13 @@
 #include "dump/write_dump.h"
 
+#include <chrono>
+
 #include "dump/dot_graph.h"
 #include "dump/dot_render.h"
 #include "dump/kernel_sources.h"
 #include "dump/session_dot.h"
 #include "dump/trace_json.h"
+#include "dump/trace_json_device.h"
 
 namespace hf::dump {
 
@@ -52,7 +55,8 @@ std::string trace_text(const json& trace) {
   return out + "]}\n";
 }
 
-std::vector<std::string> write_session_dump(DumpDir& dir, const Session& s, const json& report) {
+std::vector<std::string> write_session_dump(DumpDir& dir, const Session& s, const json& report,
+                                            const std::vector<cuda::DeviceLaunchWindow>& device) {
   std::vector<std::string> warnings;
   bool dot_missing = false;
   write_graph(dir, "before", session_before(s), warnings, dot_missing);
@@ -61,7 +65,12 @@ std::vector<std::string> write_session_dump(DumpDir& dir, const Session& s, cons
   to.process_name = "hotfuse: " + s.graph().name + " (" +
                     (s.target().host_memory ? "cpu" : "cuda") + ", " +
                     std::string(policy_name(s.options().policy)) + ")";
-  dir.write("trace.json", trace_text(trace_json(s, to)));
+  json trace = trace_json(s, to);
+  for (const cuda::DeviceLaunchWindow& w : device) {
+    const double at_us = std::chrono::duration<double, std::micro>(w.at - s.start_time()).count();
+    add_device_launches(trace, w.launches, {w.cupti_ns, at_us}, w.what);
+  }
+  dir.write("trace.json", trace_text(trace));
   dir.write("report.json", json_text(report));
   std::vector<int> attempted;
   for (const RegionRecord& r : s.regions())

@@ -19,12 +19,16 @@
 #include <vector>
 
 #include "dump/dump_dir.h"
+#include "profiler/device_launch.h"
 #include "session/session.h"
 
 namespace hf::dump {
 
-std::vector<std::string> write_session_dump(DumpDir& dir, const Session& s,
-                                            const nlohmann::json& report);
+// `device`: CUDA kernel launches CUPTI recorded after the session (RunTarget::
+// device_launches), added to trace.json as its device tracks (dump/trace_json_device.h).
+std::vector<std::string> write_session_dump(
+    DumpDir& dir, const Session& s, const nlohmann::json& report,
+    const std::vector<cuda::DeviceLaunchWindow>& device = {});
 
 // JSON text as the dump writes it: invalid UTF-8 replaced, not fatal.
 std::string json_text(const nlohmann::json& j, int indent = 2);

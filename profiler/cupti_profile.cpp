@@ -57,7 +57,11 @@ CuptiProfile profile_with_cupti(const Graph& g, Backend& backend, const CudaBack
   // One flush for the whole window: flushing at every iteration boundary would cost each
   // iteration CUPTI's flush.
   p.traced_ms = median_iteration_ms(traced, inputs, iters, [&] { tracer->end_iteration(); });
-  feed_steps(traced.plan(), tracer->collect(), times);
+  feed_steps(traced.plan(), tracer->collect(&p.launches.launches), times);
+  if (p.launches.launches.size() > DeviceLaunchWindow::kMaxLaunches)
+    p.launches.launches.resize(DeviceLaunchWindow::kMaxLaunches);
+  p.launches.at = std::chrono::steady_clock::now();
+  if (!tracer->now(&p.launches.cupti_ns)) p.launches.launches.clear();  // no way to place them
   p.rows = op_rows(g, traced.plan(), times);
   p.records = tracer->records() - records0;
   p.uncorrelated = tracer->uncorrelated() - uncorrelated0;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/device_launch.h"
 #include "profiler/step_times.h"
 #include "runtime/exec/backend.h"
 
@@ -19,6 +20,9 @@ struct CuptiProfile {
   double plain_ms = 0;      // median iteration, no tracing, no per-step sync
   double traced_ms = 0;     // the same with CUPTI (or the events) recording
   size_t records = 0, uncorrelated = 0, dropped = 0;  // CUPTI's, in the traced iterations
+  // CUPTI only: the traced iterations' kernels with their launch calls (at most
+  // kMaxLaunches), and the clocks read together to place them (trace.json's device tracks).
+  DeviceLaunchWindow launches;
   double overhead() const { return plain_ms > 0 ? traced_ms / plain_ms - 1 : 0; }
 };
 

@@ -17,9 +17,19 @@ ActivityJoin::Span span_of(const CUpti_Activity& activity) {
 void ActivityJoin::add(const CUpti_Activity& record) {
   switch (record.kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: {
+      const auto& k = reinterpret_cast<const CUpti_ActivityKernel10&>(record);
       add_span(span_of<CUpti_ActivityKernel10>(record));
+      kernels_.push_back({k.correlationId, {k.start, k.end, k.streamId, k.name}});
       return;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {  // the launch calls: kept for the launch join
+      const auto& a = reinterpret_cast<const CUpti_ActivityAPI&>(record);
+      api_[a.correlationId] = {a.start, a.end, a.threadId, nullptr};
+      ++other;
+      return;
+    }
     case CUPTI_ACTIVITY_KIND_MEMCPY:
       add_span(span_of<CUpti_ActivityMemcpy6>(record));
       return;
@@ -44,7 +54,7 @@ void ActivityJoin::add_span(Span s) {
   ++device_records;
 }
 
-IterationNodeSeconds ActivityJoin::take(size_t iterations) {
+IterationNodeSeconds ActivityJoin::take(size_t iterations, std::vector<DeviceLaunch>* launches) {
   IterationNodeSeconds out(iterations);
   for (const Span& s : spans_) {
     auto it = external_.find(s.correlation);
@@ -55,8 +65,30 @@ IterationNodeSeconds ActivityJoin::take(size_t iterations) {
     }
     out[iteration][it->second & 0xffffffffu] += static_cast<double>(s.ns) * 1e-9;
   }
+  if (launches) {
+    for (const auto& [correlation, k] : kernels_) {
+      auto ext = external_.find(correlation);
+      auto api = api_.find(correlation);
+      if (ext == external_.end() || api == api_.end() || (ext->second >> 32) >= iterations)
+        continue;
+      DeviceLaunch l;
+      l.iteration = static_cast<uint32_t>(ext->second >> 32);
+      l.node = static_cast<uint32_t>(ext->second & 0xffffffffu);
+      l.correlation = correlation;
+      l.kernel = k.name ? k.name : "";
+      l.stream = k.id;
+      l.thread = api->second.id;
+      l.api_start_ns = api->second.start;
+      l.api_end_ns = api->second.end;
+      l.start_ns = k.start;
+      l.end_ns = k.end;
+      launches->push_back(std::move(l));
+    }
+  }
   spans_.clear();
   external_.clear();
+  kernels_.clear();
+  api_.clear();
   return out;
 }
 

@@ -22,6 +22,7 @@ struct CuptiTracer::Api {
   decltype(&cuptiActivityFlushAll) flush_all = nullptr;
   decltype(&cuptiActivityPushExternalCorrelationId) push = nullptr;
   decltype(&cuptiActivityPopExternalCorrelationId) pop = nullptr;
+  decltype(&cuptiGetTimestamp) timestamp = nullptr;  // optional: trace.json's clock mapping
 
   std::string error(CUptiResult r) const {
     const char* s = nullptr;
@@ -112,6 +113,7 @@ std::unique_ptr<CuptiTracer> CuptiTracer::create(std::string* why) {
   sym(api->push, "cuptiActivityPushExternalCorrelationId");
   sym(api->pop, "cuptiActivityPopExternalCorrelationId");
   if (!all) return fail("libcupti lacks an Activity API entry point");
+  bind_symbol(api->lib, api->timestamp, "cuptiGetTimestamp");
   uint32_t version = 0;
   if (CUptiResult r = api->get_version(&version); r != CUPTI_SUCCESS)
     return fail("cuptiGetVersion: " + api->error(r));
@@ -160,13 +162,17 @@ void CuptiTracer::pop() {
   api_->pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
 }
 
-IterationNodeSeconds CuptiTracer::collect() {
+IterationNodeSeconds CuptiTracer::collect(std::vector<DeviceLaunch>* launches) {
   api_->flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   Records& r = shared_records();
   std::lock_guard lock(r.mu);
-  IterationNodeSeconds out = r.join.take(iteration_);
+  IterationNodeSeconds out = r.join.take(iteration_, launches);
   iteration_ = 0;
   return out;
+}
+
+bool CuptiTracer::now(uint64_t* ns) const {
+  return api_->timestamp && api_->timestamp(ns) == CUPTI_SUCCESS;
 }
 
 size_t CuptiTracer::records() const {

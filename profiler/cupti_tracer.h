@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "profiler/cupti_records.h"
 
@@ -38,7 +39,11 @@ class CuptiTracer {
   // device seconds of every node's kernels, copies and memsets (records with no node, or
   // of an iteration not yet ended, are counted in `uncorrelated`). Call after the stream
   // has been synchronised.
-  IterationNodeSeconds collect();
+  // With `launches`, also appends each kernel of those iterations joined to its launch
+  // call (cupti_records.h), on CUPTI's clock.
+  IterationNodeSeconds collect(std::vector<DeviceLaunch>* launches = nullptr);
+  // CUPTI's clock now (the clock of its records' timestamps); false when it cannot say.
+  bool now(uint64_t* ns) const;
   size_t records() const;       // kernel, copy and memset records seen so far
   size_t uncorrelated() const;  // of those, records with no node
   size_t dropped() const;       // records CUPTI reported dropped (buffers full)

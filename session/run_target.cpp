@@ -77,11 +77,18 @@ class CudaRunTarget final : public RunTarget {
     if (s.kernels_now() != s.kernels_before())
       print(s.current_graph(), s.fusing_backend(), in, iters, "fused");
   }
+  const std::vector<cuda::DeviceLaunchWindow>& device_launches() const override {
+    return launches_;
+  }
 
  private:
   void print(const Graph& g, Backend& b, const std::vector<TensorView>& in, int iters,
              const char* what) {
     cuda::CuptiProfile p = cuda::profile_with_cupti(g, b, gpu_, in, iters);
+    if (!p.launches.launches.empty()) {
+      p.launches.what = what;
+      launches_.push_back(std::move(p.launches));
+    }
     if (!p.cupti && !warned_) {
       std::cerr << "hotfuse-run: CUPTI unavailable (" << p.why_not
                 << "); device times come from CUDA events around each step\n";
@@ -100,6 +107,7 @@ class CudaRunTarget final : public RunTarget {
 
   cuda::CudaBackend& gpu_;
   std::unique_ptr<fusion::KernelCache> kernels_;
+  std::vector<cuda::DeviceLaunchWindow> launches_;
   MachinePeak machine_;
   bool warned_ = false;
 };

@@ -6,7 +6,9 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "profiler/device_launch.h"
 #include "profiler/machine_probe.h"
 #include "session/session_target.h"
 
@@ -25,6 +27,12 @@ class RunTarget {
   // After the timed iterations: what this backend can say beyond the session's profile
   // (on CUDA, device time per op from CUPTI). `inputs` are in backend() memory.
   virtual void print_device_profile(Session& s, std::span<const TensorView> inputs, int iters) {}
+  // The kernel launches print_device_profile's passes recorded (CUPTI only; none elsewhere),
+  // for trace.json's device tracks (dump/trace_json_device.h).
+  virtual const std::vector<cuda::DeviceLaunchWindow>& device_launches() const {
+    static const std::vector<cuda::DeviceLaunchWindow> none;
+    return none;
+  }
 };
 
 // How long a launcher lets a session settle: seconds (--settle-timeout) and iterations

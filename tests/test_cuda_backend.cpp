@@ -277,6 +277,82 @@ TEST(Cupti, RecordsJoinTheirNodeAndIterationThroughCorrelationIds) {
   EXPECT_DOUBLE_EQ(join.take(1)[0].at(3), 0.2e-6);
 }
 
+// The launch join for trace.json: each kernel with its node and iteration (external
+// correlation) and the API call that launched it (same correlation id), on CUPTI's clock;
+// a kernel missing either is left out; take() without a list keeps the old behaviour.
+TEST(Cupti, KernelsJoinTheirLaunchCallsForTheTrace) {
+  cuda::ActivityJoin join;
+  auto kernel = [&](uint32_t correlation, uint64_t start, uint64_t end, uint32_t stream,
+                    const char* name) {
+    CUpti_ActivityKernel10 k{};
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = start;
+    k.end = end;
+    k.streamId = stream;
+    k.name = name;
+    k.correlationId = correlation;
+    join.add(as_activity(k));
+  };
+  auto api = [&](uint32_t correlation, uint64_t start, uint64_t end, CUpti_ActivityKind kind) {
+    CUpti_ActivityAPI a{};
+    a.kind = kind;
+    a.start = start;
+    a.end = end;
+    a.threadId = 77;
+    a.correlationId = correlation;
+    join.add(as_activity(a));
+  };
+  auto tag = [&](uint32_t correlation, uint32_t iteration, uint32_t node) {
+    CUpti_ActivityExternalCorrelation e{};
+    e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+    e.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+    e.externalId = cuda::external_id(iteration, node);
+    e.correlationId = correlation;
+    join.add(as_activity(e));
+  };
+  kernel(21, 5000, 5600, 7, "hf_fused_a");  // the kernel before its launch call's record
+  api(21, 4000, 4100, CUPTI_ACTIVITY_KIND_RUNTIME);
+  tag(21, 0, 3);
+  tag(22, 1, 4);
+  api(22, 6000, 6050, CUPTI_ACTIVITY_KIND_DRIVER);  // cuLaunchKernel (NVRTC kernels)
+  kernel(22, 6100, 6200, 7, "hf_fused_b");
+  kernel(23, 7000, 7100, 7, "no_api");  // tagged, but no launch call recorded
+  tag(23, 1, 5);
+  api(24, 8000, 8010, CUPTI_ACTIVITY_KIND_RUNTIME);  // no tag: no node
+  kernel(24, 8100, 8200, 7, "untagged");
+  kernel(25, 9000, 9100, 7, "later");  // an iteration the window has not ended
+  api(25, 8900, 8950, CUPTI_ACTIVITY_KIND_RUNTIME);
+  tag(25, 2, 6);
+
+  std::vector<cuda::DeviceLaunch> launches;
+  cuda::IterationNodeSeconds t = join.take(2, &launches);
+  ASSERT_EQ(launches.size(), 2u);
+  const cuda::DeviceLaunch& a = launches[0];
+  EXPECT_EQ(a.correlation, 21u);
+  EXPECT_EQ(a.iteration, 0u);
+  EXPECT_EQ(a.node, 3u);
+  EXPECT_EQ(a.kernel, "hf_fused_a");
+  EXPECT_EQ(a.stream, 7u);
+  EXPECT_EQ(a.thread, 77u);
+  EXPECT_EQ(a.api_start_ns, 4000u);
+  EXPECT_EQ(a.api_end_ns, 4100u);
+  EXPECT_EQ(a.start_ns, 5000u);
+  EXPECT_EQ(a.end_ns, 5600u);
+  EXPECT_EQ(launches[1].correlation, 22u);
+  EXPECT_EQ(launches[1].iteration, 1u);
+  EXPECT_EQ(launches[1].node, 4u);
+  // The per-node times are as before: the launch join takes nothing from them.
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_DOUBLE_EQ(t[0].at(3), 0.6e-6);
+  EXPECT_DOUBLE_EQ(t[1].at(5), 0.1e-6);
+  EXPECT_EQ(join.other, 4u);  // the four API records
+  // The window is forgotten: nothing joins across it.
+  std::vector<cuda::DeviceLaunch> next;
+  kernel(26, 100, 200, 7, "alone");
+  join.take(1, &next);
+  EXPECT_TRUE(next.empty());
+}
+
 // ---- with a GPU ---------------------------------------------------------------------------
 
 // Runs `g` on `b` (device memory: inputs uploaded, outputs downloaded), `iters` times.

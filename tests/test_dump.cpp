@@ -20,6 +20,7 @@
 #include "dump/kernel_sources.h"
 #include "dump/session_dot.h"
 #include "dump/trace_json.h"
+#include "dump/trace_json_device.h"
 #include "dump/write_dump.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
@@ -523,6 +524,128 @@ TEST(DumpTrace, FlowsComeInMatchingPairsAndCountersSampleMemoryAndBandwidth) {
   for (const StepRecord& st : s.traced_steps()) traced.insert(st.iteration);
   EXPECT_EQ(counter_values["achieved GB/s.gbps"].size(), traced.size());
   for (double v : counter_values["achieved GB/s.gbps"]) EXPECT_GT(v, 0);
+}
+
+// The slice enclosing a flow step on its thread (the narrowest), or null.
+const json* enclosing_slice(const json& t, const json& step) {
+  const json* best = nullptr;
+  for (const json& e : t["traceEvents"])
+    if (e["ph"] == "X" && e["tid"] == step["tid"]) {
+      const double ts = e["ts"], end = ts + e["dur"].get<double>(), at = step["ts"];
+      if (ts <= at && at <= end && (!best || e["dur"] < (*best)["dur"])) best = &e;
+    }
+  return best;
+}
+
+// CUDA launches as CUPTI's join gives them (synthetic: no GPU needed), appended to a real
+// session's trace: a "cuda api" slice per launch, a kernel slice on its stream's track, and
+// a flow from the one to the other, still valid Chrome-trace JSON after a round trip.
+TEST(DumpTrace, DeviceLaunchesFlowFromTheLaunchCallToTheKernelOnItsStream) {
+  SessionRun run(0.0);
+  const Session& s = *run.s;
+  json t = dump::trace_json(s);
+  int64_t region_flow_max = -1;
+  size_t region_flows = 0;
+  for (const json& e : t["traceEvents"])
+    if (e["ph"] == "s") region_flow_max = std::max(region_flow_max, e["id"].get<int64_t>()), ++region_flows;
+  ASSERT_GT(region_flows, 0u);
+
+  // CUPTI's clock: 5'000'000 ns is trace time 100 us. Launch calls take 4 us, kernels run
+  // after them; two streams; one record with its times reversed is left out.
+  const dump::DeviceClock clock{5'000'000, 100.0};
+  std::vector<cuda::DeviceLaunch> launches;
+  auto launch = [&](uint32_t corr, uint32_t node, uint32_t stream, uint64_t api0, uint64_t k0,
+                    uint64_t kdur) {
+    cuda::DeviceLaunch l;
+    l.iteration = corr % 2;
+    l.node = node;
+    l.correlation = corr;
+    l.kernel = "hf_kernel_" + std::to_string(corr);
+    l.stream = stream;
+    l.thread = 42;
+    l.api_start_ns = api0;
+    l.api_end_ns = api0 + 4000;
+    l.start_ns = k0;
+    l.end_ns = k0 + kdur;
+    launches.push_back(l);
+  };
+  launch(11, 2, 7, 5'010'000, 5'020'000, 3'000);
+  launch(12, 3, 7, 5'015'000, 5'023'500, 1'500);  // queued behind 11 on stream 7
+  launch(13, 4, 0, 5'019'500, 5'020'500, 9'999);  // runs beside 11 on stream 0
+  launch(14, 5, 7, 5'030'000, 5'040'000, 1);      // a one-nanosecond kernel
+  launch(15, 6, 7, 5'050'000, 5'060'000, 10);
+  std::swap(launches.back().start_ns, launches.back().end_ns);  // broken: left out
+  dump::add_device_launches(t, launches, clock, "fused plan");
+
+  for (const std::string& b : check_trace(t)) ADD_FAILURE() << b;
+  const json back = json::parse(dump::trace_text(t));
+  EXPECT_EQ(back, t);
+  EXPECT_EQ(back["otherData"]["device_launches"], 4);
+  EXPECT_EQ(back["otherData"]["device_launches_skipped"], 1);
+
+  std::map<int, std::string> threads;
+  std::map<int64_t, const json*> starts, finishes;
+  size_t metadata_seen_after_events = 0;
+  bool timed = false;
+  for (const json& e : back["traceEvents"]) {
+    const std::string ph = e["ph"];
+    if (ph == "M") {
+      metadata_seen_after_events += timed;
+      if (e["name"] == "thread_name") threads[e["tid"]] = e["args"]["name"];
+      continue;
+    }
+    timed = true;
+    if (ph == "s") EXPECT_TRUE(starts.emplace(e["id"].get<int64_t>(), &e).second) << e.dump();
+    if (ph == "f") EXPECT_TRUE(finishes.emplace(e["id"].get<int64_t>(), &e).second) << e.dump();
+  }
+  EXPECT_EQ(metadata_seen_after_events, 0u) << "metadata first";
+  EXPECT_EQ(threads[1], "iterations");
+  EXPECT_EQ(threads[4], "cuda api");
+  EXPECT_EQ(threads[107], "gpu stream 7");
+  EXPECT_EQ(threads[100], "gpu stream 0");
+  EXPECT_EQ(starts.size(), region_flows + 4);
+  EXPECT_EQ(finishes.size(), starts.size());
+
+  std::set<uint32_t> joined;
+  for (const auto& [id, st] : starts) {
+    if ((*st)["name"] != "launch") continue;
+    EXPECT_GT(id, region_flow_max) << "launch flow ids come after the region flows'";
+    ASSERT_TRUE(finishes.count(id)) << st->dump();
+    const json& f = *finishes[id];
+    EXPECT_EQ(f["name"], "launch");
+    EXPECT_EQ(f["cat"], (*st)["cat"]);
+    EXPECT_EQ(f["bp"], "e");
+    const json* api = enclosing_slice(back, *st);
+    const json* kernel = enclosing_slice(back, f);
+    ASSERT_NE(api, nullptr) << "s binds to no launch slice: " << st->dump();
+    ASSERT_NE(kernel, nullptr) << "f binds to no kernel slice: " << f.dump();
+    EXPECT_EQ((*api)["cat"], "cuda_api");
+    EXPECT_EQ((*api)["tid"], 4);
+    EXPECT_EQ((*kernel)["cat"], "kernel");
+    // The arrow joins the launch to its own kernel, not a neighbour on the track.
+    const uint32_t corr = (*api)["args"]["correlation"];
+    EXPECT_EQ((*kernel)["args"]["correlation"], corr);
+    EXPECT_EQ((*api)["name"], "launch " + (*kernel)["name"].get<std::string>());
+    EXPECT_EQ((*kernel)["args"]["node"], (*api)["args"]["node"]);
+    EXPECT_EQ((*kernel)["args"]["window"], "fused plan");
+    joined.insert(corr);
+  }
+  EXPECT_EQ(joined, (std::set<uint32_t>{11, 12, 13, 14}));
+  // Times: CUPTI nanoseconds mapped onto the trace's microseconds, exactly.
+  for (const json& e : back["traceEvents"])
+    if (e["ph"] == "X" && e["cat"] == "kernel" && e["args"]["correlation"] == 12) {
+      EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 123.5);
+      EXPECT_DOUBLE_EQ(e["dur"].get<double>(), 1.5);
+      EXPECT_EQ(e["tid"], 107);
+      EXPECT_EQ(e["args"]["node"], 3);
+    }
+
+  // No launches: nothing added, no tracks named.
+  json plain = dump::trace_json(s);
+  const size_t n = plain["traceEvents"].size();
+  dump::add_device_launches(plain, {}, clock);
+  EXPECT_EQ(plain["traceEvents"].size(), n);
+  EXPECT_EQ(plain["otherData"]["device_launches"], 0);
 }
 
 TEST(DumpTrace, CheckerCatchesBrokenEvents) {

@@ -17,6 +17,7 @@
 #include "viewer/model/name_elide.h"
 #include "viewer/model/scope_graph.h"
 #include "viewer/model/scope_tree.h"
+#include "viewer/model/view_transform.h"
 #ifdef HF_VIEWER_HAVE_LAYOUT
 #include "viewer/layout/dot_layout.h"
 #include "viewer/layout/scope_layout.h"
@@ -370,6 +371,62 @@ TEST(ViewerGraphDot, BoxesSayWhoseWhenNamesRepeat) {
   EXPECT_EQ(sg.tree.visible_count(), 5);
 }
 
+TEST(ViewerGraphDot, ExpandedScopesAreOutlinedOnceEach) {
+  // /a holds only /a/b: one outline (/a/b's), not two around the same nodes. /c holds two
+  // boxes and a node: outlined once expanded, and nothing is outlined while collapsed.
+  const GraphLayout g = chain_of(
+      {"/a/b/x", "/a/b/y", "/c/d/p", "/c/d/q", "/c/e/r", "/c/e/s", "/c/t", "/u/v", "top"});
+  ScopeGraph sg = ScopeGraph::of(g, {});
+  sg.tree.collapse_all();
+  auto outlined = [&](const std::string& dot, const std::string& path) {
+    return dot.find("subgraph cluster_scope" + std::to_string(scope(sg.tree, path)) + " {") !=
+           std::string::npos;
+  };
+  std::string dot = sg.to_dot(g, RankDir::TopBottom);
+  EXPECT_EQ(dot.find("cluster_scope"), std::string::npos) << dot;
+  sg.tree.set_expanded(scope(sg.tree, "/a"), true);  // expands /a/b with it
+  sg.tree.set_expanded(scope(sg.tree, "/c"), true);
+  dot = sg.to_dot(g, RankDir::TopBottom);
+  EXPECT_FALSE(outlined(dot, "/a")) << dot;
+  EXPECT_TRUE(outlined(dot, "/a/b")) << dot;
+  EXPECT_TRUE(outlined(dot, "/c")) << dot;
+  EXPECT_FALSE(outlined(dot, "/c/d")) << "collapsed: a box, not an outline";
+  EXPECT_FALSE(outlined(dot, "/u")) << "collapsed";
+  // The outline is labelled with the scope's name; its nodes are declared inside it.
+  const size_t c = dot.find("subgraph cluster_scope" + std::to_string(scope(sg.tree, "/c")));
+  const size_t end = dot.find("  }\n", c);
+  const std::string body = dot.substr(c, end - c);
+  EXPECT_NE(body.find("label=\"c\""), std::string::npos) << body;
+  EXPECT_NE(dot.find("label=\"a/b\""), std::string::npos) << "the chain's outline says its path";
+  EXPECT_NE(body.find("scope" + std::to_string(scope(sg.tree, "/c/d")) + " ["), std::string::npos);
+  EXPECT_NE(body.find("\"n6\""), std::string::npos) << "/c/t inside /c's outline: " << body;
+  EXPECT_EQ(body.find("\"n8\""), std::string::npos) << "top is outside it";
+#ifdef HF_VIEWER_HAVE_LAYOUT
+  // Laid out: the outline encloses exactly its things.
+  sg.tree.expand_all();
+  const GraphLayout laid = layout_dot(sg.to_dot(g, RankDir::TopBottom));
+  ASSERT_EQ(laid.nodes.size(), g.nodes.size());
+  int outlines = 0;
+  for (const LayoutCluster& cl : laid.clusters) {
+    if (cl.scope < 0) continue;
+    ++outlines;
+    EXPECT_EQ(cl.kind, "scope");
+    EXPECT_EQ(cl.region, -1);
+    const std::string path = sg.tree.scopes()[cl.scope].path;
+    for (size_t i = 0; i < laid.nodes.size(); ++i) {
+      const LayoutNode& n = laid.nodes[i];
+      const bool inside_box = n.center.x >= cl.min.x && n.center.x <= cl.max.x &&
+                              n.center.y >= cl.min.y && n.center.y <= cl.max.y;
+      const bool member = n.lines[0].text.rfind(path + "/", 0) == 0;
+      EXPECT_EQ(inside_box, member) << n.lines[0].text << " and the outline of " << path;
+    }
+  }
+  // /a/b, /c, /c/d, /c/e (/u holds one node: no outline; /a only /a/b).
+  EXPECT_EQ(outlines, 4);
+  EXPECT_EQ(laid.cluster_of_region(-1), -1) << "an outline is no region";
+#endif
+}
+
 TEST(ViewerGraphDot, NamesThatNeedQuotingStayOneNode) {
   const GraphLayout g =
       chain_of({"/a \"quoted\"/x", "/a \"quoted\"/y\\", "/b\\/z", "/\xc3\xa9t\xc3\xa9/w", "plain"});
@@ -384,6 +441,53 @@ TEST(ViewerGraphDot, NamesThatNeedQuotingStayOneNode) {
   ASSERT_EQ(all.nodes.size(), g.nodes.size());
   EXPECT_EQ(all.nodes[all.find_name("n0")].lines[0].text, "/a \"quoted\"/x");
 #endif
+}
+
+// ---- zoom to selection -----------------------------------------------------------------------
+
+// F / "Zoom to selection" (GraphCanvas::fit with selection_box): the selected nodes, with
+// room around them, fill the free area and are centred in it.
+TEST(ViewerGraphZoom, ZoomToSelectionCentresTheSelectedNodesWithRoom) {
+  GraphLayout g = chain_of({"/a/x", "/a/y", "/b/z", "/b/w"});
+  for (size_t i = 0; i < g.nodes.size(); ++i) {  // a vertical chain, 100 points apart
+    g.nodes[i].center = {200, 50 + 100.0f * i};
+    g.nodes[i].size = {120, 30};
+  }
+  Vec2 mn, mx;
+  EXPECT_FALSE(selection_box(g, {}, &mn, &mx));
+  EXPECT_FALSE(selection_box(g, {-1, 99}, &mn, &mx)) << "bad indices are ignored";
+  ASSERT_TRUE(selection_box(g, {2}, &mn, &mx));
+  // One node: 40 points of room (30% of 120 is 36, less than 40).
+  EXPECT_FLOAT_EQ(mn.x, 140 - 40);
+  EXPECT_FLOAT_EQ(mx.x, 260 + 40);
+  EXPECT_FLOAT_EQ(mn.y, 235 - 40);
+  EXPECT_FLOAT_EQ(mx.y, 265 + 40);
+  // Two nodes: the box around both, 30% of it on each side when that is more.
+  ASSERT_TRUE(selection_box(g, {0, 3}, &mn, &mx));
+  EXPECT_FLOAT_EQ(mn.y, 35 - 0.3f * 330);
+  EXPECT_FLOAT_EQ(mx.y, 365 + 0.3f * 330);
+
+  // Shown in an area 600x300 below a 50-pixel title band, 12 pixels in.
+  const Vec2 avail{600, 300}, offset{12, 50};
+  ASSERT_TRUE(selection_box(g, {2}, &mn, &mx));
+  View2D v;
+  const float z = std::min(box_zoom(mn, mx, avail), 1.5f);
+  EXPECT_FLOAT_EQ(box_zoom(mn, mx, avail), std::min(600.0f / 200, 300.0f / 110));
+  v.show_box(mn, mx, z, avail, offset);
+  EXPECT_FLOAT_EQ(v.zoom, 1.5f);
+  const Vec2 c = v.to_screen(g.nodes[2].center, {0, 0});
+  EXPECT_NEAR(c.x, offset.x + avail.x / 2, 1e-3);
+  EXPECT_NEAR(c.y, offset.y + avail.y / 2, 1e-3);
+  // The whole node is on screen, inside the area.
+  const Vec2 a = v.to_screen({140, 235}, {0, 0}), b = v.to_screen({260, 265}, {0, 0});
+  EXPECT_GE(a.x, offset.x);
+  EXPECT_GE(a.y, offset.y);
+  EXPECT_LE(b.x, offset.x + avail.x);
+  EXPECT_LE(b.y, offset.y + avail.y);
+  // A selection larger than the area at the chosen zoom starts at the area's corner.
+  v.show_box({0, 0}, {1000, 1000}, 1.0f, avail, offset);
+  EXPECT_NEAR(v.to_screen({0, 0}, {0, 0}).x, offset.x, 1e-3);
+  EXPECT_NEAR(v.to_screen({0, 0}, {0, 0}).y, offset.y, 1e-3);
 }
 
 // ---- the after graph's title -----------------------------------------------------------------
@@ -475,7 +579,20 @@ TEST(ViewerGraphDump, AfterGraphKeepsItsRegions) {
   ScopeGraph sg = ScopeGraph::of(full, {});
   sg.tree.expand_all();
   const GraphLayout g = layout_dot(sg.to_dot(full, RankDir::TopBottom));
-  EXPECT_EQ(g.clusters.size(), full.clusters.size());
+  size_t regions = 0;  // the expanded scopes' outlines are clusters too
+  for (const LayoutCluster& c : g.clusters) regions += c.scope < 0;
+  EXPECT_EQ(regions, full.clusters.size());
+  // Every region cluster holds all of its nodes, though they sit in different scopes.
+  for (const LayoutCluster& c : g.clusters)
+    if (c.scope < 0) {
+      for (int n : c.nodes) {
+        const LayoutNode& node = g.nodes[n];
+        EXPECT_TRUE(node.center.x >= c.min.x && node.center.x <= c.max.x &&
+                    node.center.y >= c.min.y && node.center.y <= c.max.y)
+            << node.name << " outside " << c.name;
+      }
+      EXPECT_FALSE(c.nodes.empty()) << c.name;
+    }
   std::set<std::string> kinds;
   for (const LayoutCluster& c : g.clusters) kinds.insert(c.kind);
   EXPECT_TRUE(kinds.count("kept") && kinds.count("reverted"));
@@ -509,6 +626,17 @@ TEST(ViewerGraphDump, ReadableAtFit) {
       }
     }
   }
+  // The side-by-side canvas of a 1600x1000 window: /features opens into its blocks (with
+  // its outline's room), not left as one box.
+  {
+    ScopeLayoutRequest req;
+    req.graph = ScopeGraph::of(full, node_shares(&*d.report, false));
+    req.panel = {764, 768};
+    const ScopeLayout s = layout_scopes(full, req);
+    EXPECT_GE(s.graph.tree.visible_count(), 20);
+    EXPECT_TRUE(s.graph.tree.scopes()[scope(s.graph.tree, "/features")].expanded);
+    EXPECT_GE(fit_zoom(s.layout.size, req.panel), req.readable_zoom);
+  }
   // A larger panel shows at least as much.
   ScopeLayoutRequest small, large;
   small.graph = large.graph = ScopeGraph::of(full, {});
@@ -537,6 +665,30 @@ TEST(ViewerGraphDump, DirectionAndManualExpansion) {
   req.graph.tree.toggle(scope(req.graph.tree, "/features"));
   const int want = req.graph.tree.visible_count();
   EXPECT_EQ(static_cast<int>(layout_scopes(full, req).layout.nodes.size()), want);
+}
+
+TEST(ViewerGraphDump, ExpandedFeaturesScopeIsOutlinedAroundItsBlocks) {
+  const GraphLayout full = layout_of("before.dot");
+  ScopeGraph sg = ScopeGraph::of(full, {});
+  sg.tree.collapse_all();
+  const int features = scope(sg.tree, "/features");
+  sg.tree.toggle(features);
+  const GraphLayout g = layout_dot(sg.to_dot(full, RankDir::TopBottom));
+  const LayoutCluster* outline = nullptr;
+  for (const LayoutCluster& c : g.clusters)
+    if (c.scope == features) outline = &c;
+  ASSERT_NE(outline, nullptr);
+  int inside = 0;
+  for (const LayoutNode& n : g.nodes) {
+    const int s = scope_of_dot_name(n.name);
+    const bool member = s >= 0 ? sg.tree.scopes()[s].path.rfind("/features/", 0) == 0
+                               : n.lines[0].text.rfind("/features/", 0) == 0;
+    const bool in_box = n.center.x > outline->min.x && n.center.x < outline->max.x &&
+                        n.center.y > outline->min.y && n.center.y < outline->max.y;
+    EXPECT_EQ(in_box, member) << n.name;
+    inside += member;
+  }
+  EXPECT_GE(inside, 10);  // its blocks
 }
 
 TEST(ViewerGraphDump, UnscopedGraphIsLeftAlone) {

@@ -8,15 +8,19 @@
 #include <filesystem>
 #include <fstream>
 
+#include "dump/trace_json_device.h"
 #include "tests/support/temp_dir.h"
 #include "viewer/model/color.h"
+#include "viewer/model/dir_listing.h"
 #include "viewer/model/dump.h"
 #include "viewer/model/dump_watch.h"
 #include "viewer/model/format.h"
 #include "viewer/model/label_layout.h"
+#include "viewer/model/marker_labels.h"
 #include "viewer/model/recent_dumps.h"
 #include "viewer/model/timeline_query.h"
 #include "viewer/model/trace.h"
+#include "viewer/model/view_transform.h"
 
 namespace hf::viewer {
 namespace {
@@ -69,6 +73,55 @@ TEST(ViewerTimelineRange, CountTotalAndMeanPerNameMatchBruteForce) {
   EXPECT_DOUBLE_EQ(s[0].total_us, 20.0);
   EXPECT_EQ(s[1].count, 4);
   EXPECT_DOUBLE_EQ(s[1].mean_us(), 2.0);
+}
+
+// ---- keys ----------------------------------------------------------------------------------
+
+// W / S (Up / Down) zoom around the time under the cursor, A / D (Left / Right) pan, as the
+// Timeline applies them every frame while a key is held (TimelineView::keys).
+TEST(ViewerTimelineKeys, WasdZoomAroundTheCursorAndPanBySpans) {
+  TimeView v;
+  v.fit(0, 1000, 0);
+  const double at = 250;  // a quarter in: it stays where it is on screen
+  TimeKeys w;
+  w.zoom_in = true;
+  apply_time_keys(v, w, at, 1.0);  // one second held: x0.15
+  EXPECT_NEAR(v.span(), 150, 1e-9);
+  EXPECT_NEAR(v.to_x(at, 1000), 250, 1e-9);
+  // Held over frames, the same second zooms the same: 60 frames of 1/60 s.
+  TimeView frames;
+  frames.fit(0, 1000, 0);
+  for (int i = 0; i < 60; ++i) apply_time_keys(frames, w, at, 1.0 / 60);
+  EXPECT_NEAR(frames.span(), 150, 1e-6);
+  EXPECT_NEAR(frames.start, v.start, 1e-6);
+  // S undoes W.
+  TimeKeys s;
+  s.zoom_out = true;
+  apply_time_keys(v, s, at, 1.0);
+  EXPECT_NEAR(v.start, 0, 1e-9);
+  EXPECT_NEAR(v.end, 1000, 1e-9);
+  // Both zoom keys at once: no change; never narrower than min_span.
+  TimeKeys both = w;
+  both.zoom_out = true;
+  apply_time_keys(v, both, at, 0.5);
+  EXPECT_NEAR(v.span(), 1000, 1e-9);
+  for (int i = 0; i < 100; ++i) apply_time_keys(v, w, at, 1.0, 0.05);
+  EXPECT_NEAR(v.span(), 0.05, 1e-12);
+  // A / D: 1.2 spans per second, the span kept.
+  v.fit(0, 1000, 0);
+  TimeKeys d;
+  d.right = true;
+  apply_time_keys(v, d, at, 0.5);
+  EXPECT_NEAR(v.start, 600, 1e-9);
+  EXPECT_NEAR(v.span(), 1000, 1e-9);
+  TimeKeys a;
+  a.left = true;
+  apply_time_keys(v, a, at, 0.25);
+  EXPECT_NEAR(v.start, 300, 1e-9);
+  // Nothing held: nothing moves.
+  apply_time_keys(v, TimeKeys{}, at, 1.0);
+  EXPECT_NEAR(v.start, 300, 1e-9);
+  EXPECT_NEAR(v.end, 1300, 1e-9);
 }
 
 // ---- search --------------------------------------------------------------------------------
@@ -176,6 +229,84 @@ TEST(ViewerTimelineLabels, StackedThenElidedNeverOverlapping) {
   }
 }
 
+// The Summary plot's swap / revert labels (marker_labels.h): drawn labels keep `gap` apart
+// in their row, stay inside [left, right], and show their text or an elided prefix of it.
+void expect_markers_apart(const std::vector<MarkerLabelWant>& wants,
+                          const std::vector<MarkerLabelPlace>& placed, float left, float right,
+                          float gap) {
+  ASSERT_EQ(wants.size(), placed.size());
+  for (size_t i = 0; i < placed.size(); ++i) {
+    const MarkerLabelPlace& p = placed[i];
+    if (p.row < 0) {
+      EXPECT_TRUE(p.text.empty());
+      continue;
+    }
+    EXPECT_GE(p.x, left - 1e-3f);
+    EXPECT_LE(p.x + p.width, right + 1e-3f) << p.text;
+    EXPECT_FLOAT_EQ(p.width, kSevenPx(p.text));
+    const bool whole = p.text == wants[i].text;
+    const bool elided = p.text.size() > 3 && p.text.ends_with("...") &&
+                        wants[i].text.starts_with(p.text.substr(0, p.text.size() - 3));
+    EXPECT_TRUE(whole || elided) << p.text << " for " << wants[i].text;
+    for (size_t j = 0; j < placed.size(); ++j) {
+      if (j == i || placed[j].row != p.row) continue;
+      const bool apart = p.x + p.width + gap <= placed[j].x + 1e-3f ||
+                         placed[j].x + placed[j].width + gap <= p.x + 1e-3f;
+      EXPECT_TRUE(apart) << "'" << p.text << "' and '" << placed[j].text << "' overlap in row "
+                         << p.row;
+    }
+  }
+}
+
+TEST(ViewerSummaryLabels, SwapAndRevertLabelsAreStackedElidedOrDroppedNeverOverlapping) {
+  // Room for both: right of their lines, in the first row.
+  std::vector<MarkerLabelWant> w = {{100, "swap 12"}, {300, "revert 40"}};
+  auto p = place_marker_labels(w, 0, 1000, 2, kSevenPx);
+  EXPECT_EQ(p[0].row, 0);
+  EXPECT_FLOAT_EQ(p[0].x, 104);
+  EXPECT_EQ(p[0].text, "swap 12");
+  EXPECT_EQ(p[1].row, 0);
+  EXPECT_FLOAT_EQ(p[1].x, 304);
+  expect_markers_apart(w, p, 0, 1000, 6);
+  // A swap and a revert two iterations later (a few pixels apart): what overlapped before
+  // is stacked into two rows.
+  w = {{100, "swap 12"}, {104, "revert 14"}};
+  p = place_marker_labels(w, 0, 1000, 2, kSevenPx);
+  EXPECT_NE(p[0].row, p[1].row);
+  EXPECT_EQ(p[0].text, "swap 12");
+  EXPECT_EQ(p[1].text, "revert 14");
+  expect_markers_apart(w, p, 0, 1000, 6);
+  // One row: the first is elided to end before the second, or dropped.
+  p = place_marker_labels({{100, "swap 12 (3 regions)"}, {190, "revert 14"}}, 0, 1000, 1,
+                          kSevenPx);
+  EXPECT_EQ(p[0].row, 0);
+  EXPECT_TRUE(p[0].text.ends_with("...")) << p[0].text;
+  EXPECT_LE(p[0].x + p[0].width + 6, p[1].x);
+  EXPECT_EQ(p[1].text, "revert 14");
+  // The swap first: a revert right after it is cut, never the swap.
+  p = place_marker_labels({{100, "swap 12 (3 regions)", 1}, {104, "revert 14"}}, 0, 1000, 1,
+                          kSevenPx);
+  EXPECT_EQ(p[0].text, "swap 12 (3 regions)");
+  EXPECT_EQ(p[1].row, -1);
+  // At the right edge: left of its line rather than cut off.
+  p = place_marker_labels({{995, "revert 99"}}, 0, 1000, 1, kSevenPx);
+  EXPECT_EQ(p[0].text, "revert 99");
+  EXPECT_FLOAT_EQ(p[0].x, 995 - 4 - 63);
+  // Wider than the plot: elided to it.
+  p = place_marker_labels({{10, std::string(40, 'r')}}, 0, 100, 1, kSevenPx);
+  EXPECT_EQ(p[0].row, 0);
+  EXPECT_LE(p[0].x + p[0].width, 100);
+  // Many swaps and reverts crowded on a narrow plot, 1-3 rows: never an overlap.
+  for (int rows = 1; rows <= 3; ++rows)
+    for (float width : {120.0f, 400.0f, 1500.0f}) {
+      std::vector<MarkerLabelWant> many;
+      for (int i = 0; i < 60; ++i)
+        many.push_back({static_cast<float>((i * 53) % static_cast<int>(width)),
+                        (i % 3 ? "revert " : "swap ") + std::to_string(i * 7)});
+      expect_markers_apart(many, place_marker_labels(many, 0, width, rows, kSevenPx), 0, width, 6);
+    }
+}
+
 // ---- flows and counters --------------------------------------------------------------------
 
 TEST(ViewerTimelineFlows, BoundToTheEnclosingEvents) {
@@ -260,6 +391,49 @@ TEST(ViewerTimelineFlows, BoundToTheEnclosingEvents) {
   EXPECT_EQ(t.unbound_flows, 3u);  // "lost", "open" and "other"
   EXPECT_EQ(t.flows_of(index_of("compile")), (std::vector<int>{0, 1}));
   EXPECT_EQ(t.ignored, 0u);
+}
+
+// trace.json's device tracks as hotfuse-run writes them on CUDA (dump/trace_json_device.h,
+// synthetic launches): the Timeline reads a "cuda api" and a "gpu stream N" track and an
+// arrow from each launch call to its own kernel, both linked to the launching node.
+TEST(ViewerTimelineFlows, CudaLaunchFlowsGoFromTheLaunchCallToItsKernel) {
+  json trace = {{"traceEvents",
+                 {{{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 2},
+                   {"args", {{"name", "executor"}}}},
+                  x_event("Add", 0, 50, 2)}}};
+  std::vector<cuda::DeviceLaunch> launches;
+  for (uint32_t i = 0; i < 3; ++i) {
+    cuda::DeviceLaunch l;
+    l.node = 10 + i;
+    l.correlation = 100 + i;
+    l.kernel = "k" + std::to_string(i);
+    l.stream = i == 2 ? 3 : 7;
+    l.api_start_ns = 1000 + 10000 * i;
+    l.api_end_ns = l.api_start_ns + 3000;
+    l.start_ns = l.api_end_ns + 2000;  // after its launch, while the next call is made
+    l.end_ns = l.start_ns + 9000;
+    launches.push_back(l);
+  }
+  dump::add_device_launches(trace, launches, {0, 0.0}, "fused");
+  const Trace t = parse_trace(trace);
+  std::map<std::string, int> track;
+  for (size_t i = 0; i < t.tracks.size(); ++i) track[t.tracks[i].name] = static_cast<int>(i);
+  ASSERT_TRUE(track.count("cuda api") && track.count("gpu stream 7") && track.count("gpu stream 3"));
+  int launch_flows = 0;
+  for (const Flow& f : t.flows) {
+    if (f.name != "launch") continue;
+    ++launch_flows;
+    ASSERT_GE(f.from, 0);
+    ASSERT_GE(f.to, 0);
+    const TraceEvent& from = t.events[f.from];
+    const TraceEvent& to = t.events[f.to];
+    EXPECT_EQ(from.track, track["cuda api"]);
+    EXPECT_EQ(from.name, "launch " + to.name);
+    EXPECT_EQ(from.node, to.node);
+    EXPECT_EQ(from.args_json()["correlation"], to.args_json()["correlation"]);
+    EXPECT_EQ(t.tracks[to.track].name, to.name == "k2" ? "gpu stream 3" : "gpu stream 7");
+  }
+  EXPECT_EQ(launch_flows, 3);
 }
 
 TEST(ViewerTimelineCounters, OneSeriesPerNameAndKey) {
@@ -361,6 +535,35 @@ TEST(ViewerTimelineRecent, NewestFirstNoDuplicatesAndUnwritableIsHarmless) {
   EXPECT_FALSE(save_recent_dumps(dir.root / "plainfile" / "sub" / "recent", l));
   EXPECT_TRUE(load_recent_dumps(dir.root / "nothing-here").empty());
   EXPECT_FALSE(save_recent_dumps({}, l));
+}
+
+// File > Open's listing (dir_listing.h): folders first, dump folders marked, only the files
+// a dump is made of, hidden entries left out, an absolute path, and an unreadable folder's
+// error instead of a throw.
+TEST(ViewerFileDialog, ListsFoldersFirstMarksDumpsAndKeepsDumpFiles) {
+  TempDir dir;
+  dir.write("zdump/report.json", "{}");
+  dir.write("adump/after.dot", "digraph {}");
+  dir.write("plain/notes.txt", "x");
+  dir.write(".hidden/report.json", "{}");
+  dir.write("trace.json", "{}");
+  dir.write("before.dot", "digraph {}");
+  dir.write("g.gv", "digraph {}");
+  dir.write("notes.txt", "x");
+  dir.write(".secret.json", "{}");
+  const DirListing l = list_dir(dir.root / "plain" / "..");
+  EXPECT_TRUE(l.error.empty()) << l.error;
+  EXPECT_TRUE(l.dir.is_absolute());
+  EXPECT_EQ(l.dir, fs::path(dir.root).lexically_normal());
+  std::vector<std::string> names;
+  for (const DirEntry& e : l.entries) names.push_back(e.name + (e.is_dir ? "/" : "") + (e.is_dump ? "*" : ""));
+  EXPECT_EQ(names, (std::vector<std::string>{"adump/*", "plain/", "zdump/*", "before.dot", "g.gv",
+                                             "trace.json"}));
+  EXPECT_TRUE(is_dump_dir(dir.root / "zdump"));
+  EXPECT_FALSE(is_dump_dir(dir.root / "plain"));
+  const DirListing missing = list_dir(dir.root / "not-there");
+  EXPECT_FALSE(missing.error.empty());
+  EXPECT_TRUE(missing.entries.empty());
 }
 
 TEST(ViewerTimelineWatch, NoticesAFileWrittenInTheDumpFolder) {

@@ -268,7 +268,8 @@ int run(const Options& o, std::chrono::steady_clock::time_point process_start) {
     std::cout << ")\n";
   }
   if (dump_dir) {
-    for (const std::string& w : dump::write_session_dump(*dump_dir, session, report))
+    for (const std::string& w :
+         dump::write_session_dump(*dump_dir, session, report, target->device_launches()))
       std::cerr << "hotfuse-run: " << printable(w) << "\n";
     std::cout << "dump: " << count_of(dump_dir->written().size(), "file") << " in "
               << dump_dir->path().string() << "\n";

@@ -10,6 +10,8 @@
 // empty or malformed dump, after the PNG showing the message is written); 1 the window,
 // OpenGL or the PNG could not be made.
 #include <CLI/CLI.hpp>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
 
 #include <chrono>
 #include <csignal>
@@ -56,7 +58,7 @@ std::string ini_path() {
 int main(int argc, char** argv) {
   CLI::App cli{"hotfuse-view: look at a hotfuse dump (hotfuse-run GRAPH --dump DIR): the graph "
                "before and after fusion, the timeline, the hotspots and the summary"};
-  std::string path, screenshot, facts_file, panel, size = "1600x1000", graph, select, hover, click;
+  std::string path, screenshot, facts_file, panel, size = "1600x1000", graph, select, hover, click, key;
   int frames = 4;
   cli.add_option("DUMP", path, "a dump folder, or its report.json, trace.json or a .dot file")->required();
   cli.add_option("--screenshot", screenshot, "render without a visible window and write this PNG");
@@ -70,6 +72,9 @@ int main(int argc, char** argv) {
   cli.add_option("--select", select, "select this node (by name) at start");
   cli.add_option("--hover", hover, "--screenshot: rest the mouse at X,Y (pixels)");
   cli.add_option("--click", click, "--screenshot: click at X,Y, then rest there");
+  cli.add_option("--key", key,
+                 "--screenshot: hold this key from frame 2 on: W, A, S, D, F, Up, Down, Left, "
+                 "Right, Home, Escape, F5 (with --hover over the panel it is for); or type ?");
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -92,11 +97,28 @@ int main(int argc, char** argv) {
     std::cerr << "hotfuse-view: --screenshot-facts needs --screenshot\n";
     return 2;
   }
+  int key_code = -1;
+  if (!key.empty()) {
+    const std::pair<const char*, int> keys[] = {
+        {"W", 'W'},          {"A", 'A'},           {"S", 'S'},
+        {"D", 'D'},          {"F", 'F'},           {"Up", GLFW_KEY_UP},
+        {"Down", GLFW_KEY_DOWN}, {"Left", GLFW_KEY_LEFT}, {"Right", GLFW_KEY_RIGHT},
+        {"Home", GLFW_KEY_HOME}, {"Escape", GLFW_KEY_ESCAPE}, {"F5", GLFW_KEY_F5}, {"?", '?'}};
+    for (const auto& [name, code] : keys)
+      if (key == name) key_code = code;
+    if (key_code < 0 || screenshot.empty()) {
+      std::cerr << "hotfuse-view: --key " << key
+                << ": expected W, A, S, D, F, Up, Down, Left, Right, Home, Escape, F5 or ?, with "
+                   "--screenshot\n";
+      return 2;
+    }
+  }
   float mouse_x = 0, mouse_y = 0;
-  const bool scripted = !hover.empty() || !click.empty();
+  const bool scripted = !hover.empty() || !click.empty() || key_code >= 0;
   if (scripted) {
     const std::string& at = click.empty() ? hover : click;
-    if (std::sscanf(at.c_str(), "%f,%f", &mouse_x, &mouse_y) != 2 || screenshot.empty()) {
+    if ((!at.empty() && std::sscanf(at.c_str(), "%f,%f", &mouse_x, &mouse_y) != 2) ||
+        screenshot.empty()) {
       std::cerr << "hotfuse-view: --hover / --click X,Y need --screenshot\n";
       return 2;
     }
@@ -143,6 +165,7 @@ int main(int argc, char** argv) {
     return dump_errors ? 2 : 1;
   }
   if (scripted) platform.script_mouse(mouse_x, mouse_y, !click.empty());
+  if (key_code >= 0) platform.script_key(key_code);
   const float scale = platform.content_scale();
   ui::Fonts fonts = ui::load_fonts(scale);
   ui::apply_theme(scale);

@@ -82,7 +82,7 @@ ScopeLayout layout_scopes(const GraphLayout& full, ScopeLayoutRequest req) {
     std::optional<Candidate> best;
     std::vector<bool> best_expanded;
     int last_count = -1;
-    for (int budget : {6, 9, 13, 18, 25, 35, 50, 70}) {
+    for (int budget : {6, 9, 13, 18, 25, 30, 35, 42, 50, 60, 70}) {
       const int count = tree.expand_to_fit(budget);
       if (count == last_count) continue;
       last_count = count;

@@ -111,9 +111,12 @@ void index_layout(GraphLayout& g) {
     edge.max = mx;
   }
   for (LayoutCluster& c : g.clusters) {
-    // "cluster_<kind>_<region>"
+    // "cluster_<kind>_<region>", or "cluster_scope<N>" (scope_graph.h: an expanded scope)
     const std::string& s = c.name;
-    if (s.rfind("cluster_", 0) == 0) {
+    if (s.rfind("cluster_scope", 0) == 0 && s.size() > 13 && s.size() < 22 && all_digits(s, 13)) {
+      c.kind = "scope";
+      c.scope = std::stoi(s.substr(13));
+    } else if (s.rfind("cluster_", 0) == 0) {
       std::string rest = s.substr(8);
       auto us = rest.rfind('_');
       if (us != std::string::npos && all_digits(rest, us + 1)) {
@@ -162,6 +165,7 @@ int GraphLayout::cluster_at(Vec2 p) const {
 }
 
 int GraphLayout::cluster_of_region(int64_t region) const {
+  if (region < 0) return -1;  // scope outlines have none
   for (size_t i = 0; i < clusters.size(); ++i)
     if (clusters[i].region == region) return static_cast<int>(i);
   return -1;

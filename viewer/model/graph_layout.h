@@ -66,6 +66,7 @@ struct LayoutCluster {
   std::string name;           // "cluster_kept_0"
   std::string kind;           // "kept", "reverted", ... (the name's middle part)
   int64_t region = -1;        // the name's number
+  int scope = -1;             // "cluster_scope<N>": the outline of expanded name scope N
   Vec2 min, max;              // bounding box
   std::vector<TextLine> label;
   Vec2 label_pos;             // centre of the label block

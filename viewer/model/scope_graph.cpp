@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -173,41 +174,100 @@ std::string ScopeGraph::to_dot(const GraphLayout& g, RankDir dir) const {
   for (const LayoutCluster& c : g.clusters) kind_color.emplace(c.kind, c.border);
 
   const std::vector<Visible> visible = tree.visible();
+  const std::vector<Scope>& scopes = tree.scopes();
   std::map<std::string, int> box_names;  // how many boxes show each scope name
   for (const Visible& v : visible)
-    if (v.box) ++box_names[tree.scopes()[v.index].name];
-  std::map<int, std::vector<int>> by_cluster;  // cluster -> visible items in it
-  for (const Visible& v : visible) {
-    if (v.box) {
-      const Scope& s = tree.scopes()[v.index];
-      const Rgba fill = heat_color(heat_step(s.share));
-      // Its name ("features.3"), or its path shortened in the middle when another box has
-      // the same name: expanded parents have no box of their own, so two boxes "MatMul"
-      // would not say whose ("/q/MatMul", "/k/MatMul").
-      std::string label = elide_middle(box_names[s.name] > 1 ? s.path : s.name, kLabelChars) +
-                          "\n" + strf("%d ops, %s", s.item_count, format_share(s.share).c_str());
-      const std::string tip = box_tooltip(s);
-      const std::string kind = main_fused_kind(s);
-      if (!kind.empty()) label += "\n" + strf("%d fused (%s)", s.fused.at(kind), kind.c_str());
-      auto kc = kind_color.find(kind);
-      const Rgba border = kc != kind_color.end() ? kc->second : rgba(0x42, 0x42, 0x42);
-      out += strf(
-          "  scope%d [label=%s, style=\"filled,bold\", fillcolor=%s, color=%s, "
-          "fontcolor=%s, fontsize=14, penwidth=%d, tooltip=%s];\n",
-          v.index, dot_quoted(label).c_str(), dot_quoted(color_text(fill)).c_str(),
-          dot_quoted(color_text(border)).c_str(), dot_quoted(color_text(text_on(fill))).c_str(),
-          kind.empty() ? 1 : 3, dot_quoted(tip).c_str());
-      continue;
-    }
-    const LayoutNode& n = g.nodes[v.index];
-    if (n.html) continue;
-    if (n.cluster >= 0 && n.cluster < static_cast<int>(g.clusters.size()))
-      by_cluster[n.cluster].push_back(v.index);
-    else
-      node_line(out, n);
+    if (v.box) ++box_names[scopes[v.index].name];
+
+  // Expanded scopes are outlined: a Graphviz cluster "cluster_scope<index>" around what is
+  // visible inside them, so the layout keeps them together and the panel draws the outline
+  // with the scope's name. Only scopes with two or more things directly inside (visible
+  // items, boxes, outlined scopes) are outlined: a chain of single scopes is one outline.
+  std::vector<int> home(visible.size());  // the scope each visible thing sits in
+  std::vector<int> entries(scopes.size(), 0);
+  for (size_t k = 0; k < visible.size(); ++k) {
+    const Visible& v = visible[k];
+    home[k] = v.box ? scopes[v.index].parent : tree.item_scope(v.index);
+    if (home[k] >= 0) ++entries[home[k]];
   }
-  // Fused regions whose nodes are shown: their clusters, as the dump drew them.
+  std::vector<bool> outlined(scopes.size(), false);
+  // Children have larger indices than their parents (scope_tree.h builds top-down), so one
+  // pass from the end sees every child before its parent.
+  for (size_t si = scopes.size(); si-- > 1;) {
+    outlined[si] = scopes[si].expanded && entries[si] >= 2;
+    if (scopes[si].expanded && entries[si] > 0 && scopes[si].parent >= 0)
+      entries[scopes[si].parent] += outlined[si] ? 1 : entries[si];
+  }
+  auto outline_of = [&](int scope) {  // the innermost outlined scope at or above; 0: none
+    while (scope > 0 && !outlined[scope]) scope = scopes[scope].parent;
+    return std::max(scope, 0);
+  };
+  auto chain = [&](int scope) {  // outlined scopes from the root down to `scope`
+    std::vector<int> c;
+    for (int x = outline_of(scope); x > 0; x = outline_of(scopes[x].parent)) c.push_back(x);
+    std::reverse(c.begin(), c.end());
+    return c;
+  };
+
+  std::map<int, std::vector<size_t>> direct;       // outlined scope -> visible things in it
+  std::map<int, std::vector<int>> region_home;     // outlined scope -> fused-region clusters
+  std::map<int, std::vector<int>> by_cluster;      // cluster -> visible items in it
+  for (size_t k = 0; k < visible.size(); ++k) {
+    const Visible& v = visible[k];
+    if (!v.box) {
+      const LayoutNode& n = g.nodes[v.index];
+      if (n.html) continue;
+      if (n.cluster >= 0 && n.cluster < static_cast<int>(g.clusters.size())) {
+        by_cluster[n.cluster].push_back(v.index);
+        continue;
+      }
+    }
+    direct[outline_of(home[k])].push_back(k);
+  }
+  // A fused region's cluster goes into the innermost outline holding all of its nodes.
   for (const auto& [ci, members] : by_cluster) {
+    std::vector<int> common;
+    bool first = true;
+    for (int i : members) {
+      const std::vector<int> c = chain(tree.item_scope(i));
+      if (first) {
+        common = c;
+        first = false;
+        continue;
+      }
+      size_t n = 0;
+      while (n < common.size() && n < c.size() && common[n] == c[n]) ++n;
+      common.resize(n);
+    }
+    region_home[common.empty() ? 0 : common.back()].push_back(ci);
+  }
+
+  auto thing_line = [&](const Visible& v) {
+    if (!v.box) {
+      node_line(out, g.nodes[v.index]);
+      return;
+    }
+    const Scope& s = scopes[v.index];
+    const Rgba fill = heat_color(heat_step(s.share));
+    // Its name ("features.3"), or its path shortened in the middle when another box has
+    // the same name: expanded parents have no box of their own, so two boxes "MatMul"
+    // would not say whose ("/q/MatMul", "/k/MatMul").
+    std::string label = elide_middle(box_names[s.name] > 1 ? s.path : s.name, kLabelChars) +
+                        "\n" + strf("%d ops, %s", s.item_count, format_share(s.share).c_str());
+    const std::string tip = box_tooltip(s);
+    const std::string kind = main_fused_kind(s);
+    if (!kind.empty()) label += "\n" + strf("%d fused (%s)", s.fused.at(kind), kind.c_str());
+    auto kc = kind_color.find(kind);
+    const Rgba border = kc != kind_color.end() ? kc->second : rgba(0x42, 0x42, 0x42);
+    out += strf(
+        "  scope%d [label=%s, style=\"filled,bold\", fillcolor=%s, color=%s, "
+        "fontcolor=%s, fontsize=14, penwidth=%d, tooltip=%s];\n",
+        v.index, dot_quoted(label).c_str(), dot_quoted(color_text(fill)).c_str(),
+        dot_quoted(color_text(border)).c_str(), dot_quoted(color_text(text_on(fill))).c_str(),
+        kind.empty() ? 1 : 3, dot_quoted(tip).c_str());
+  };
+  // Fused regions whose nodes are shown: their clusters, as the dump drew them.
+  auto region_cluster = [&](int ci) {
     const LayoutCluster& c = g.clusters[ci];
     out += "  subgraph " + dot_quoted(c.name) + " {\n";
     out += "  graph [style=" + dot_quoted(style_of(c)) +
@@ -217,9 +277,46 @@ std::string ScopeGraph::to_dot(const GraphLayout& g, RankDir dir) const {
            ", labeljust=l, label=" +
            dot_quoted(c.label.empty() ? "" : elide_middle(c.label[0].text, 2 * kLabelChars)) +
            ", tooltip=" + dot_quoted(c.tooltip) + "];\n";
-    for (int i : members) node_line(out, g.nodes[i]);
+    for (int i : by_cluster.at(ci)) node_line(out, g.nodes[i]);
     out += "  }\n";
-  }
+  };
+  std::map<int, std::vector<int>> outlined_children;  // outlined scope -> outlined below it
+  for (size_t si = 1; si < scopes.size(); ++si)
+    if (outlined[si]) outlined_children[outline_of(scopes[si].parent)].push_back(static_cast<int>(si));
+  // An outline whose nodes all went into a fused region placed further out would be empty:
+  // it is left out.
+  std::map<int, bool> non_empty;
+  std::function<bool(int)> has_content = [&](int scope) {
+    auto it = non_empty.find(scope);
+    if (it != non_empty.end()) return it->second;
+    bool any = !direct[scope].empty() || !region_home[scope].empty();
+    for (int child : outlined_children[scope]) any = has_content(child) || any;
+    return non_empty[scope] = any;
+  };
+  std::function<void(int)> contents = [&](int scope) {
+    for (size_t k : direct[scope]) thing_line(visible[k]);
+    for (int ci : region_home[scope]) region_cluster(ci);
+    for (int child : outlined_children[scope]) {
+      if (!has_content(child)) continue;
+      const Scope& s = scopes[child];
+      // Its path below the enclosing outline's ("classifier/classifier.1/Gemm" for a chain
+      // of single scopes), so that it says where it is.
+      const std::string& outer = scopes[scope].path;
+      std::string name = s.path.substr(std::min(outer.size(), s.path.size()));
+      if (!name.empty() && name[0] == '/') name.erase(0, 1);
+      out += strf("  subgraph cluster_scope%d {\n", child);
+      out += "  graph [style=\"rounded\", color=\"#9e9e9e\", fontcolor=\"#616161\", "
+             "fontsize=9, margin=4, labeljust=l, label=" +
+             dot_quoted(elide_middle(name, 2 * kLabelChars)) + ", tooltip=" +
+             dot_quoted(s.path + strf("\n%d nodes, %s of the iteration\n(double-click a node "
+                                      "to collapse)",
+                                      s.item_count, format_share(s.share).c_str())) +
+             "];\n";
+      contents(child);
+      out += "  }\n";
+    }
+  };
+  contents(0);
 
   auto dot_name = [&](const Visible& v) {
     return v.box ? strf("scope%d", v.index) : dot_quoted(g.nodes[v.index].name);

@@ -2,6 +2,8 @@
 // the graph canvas (2-D pan and zoom around the cursor, fit to the window) and the timeline's
 // time axis (zoom around the cursor, pan, "nice" tick steps).
 #pragma once
+#include <vector>
+
 #include "viewer/model/graph_layout.h"
 
 namespace hf::viewer {
@@ -33,7 +35,20 @@ struct View2D {
   void center_on(Vec2 world, Vec2 canvas);
   // Whether a world-space box is (partly) on the canvas.
   bool visible(Vec2 min, Vec2 max, Vec2 canvas) const;
+  // Shows the world box [min, max] at `zoom` in the area of `avail` pixels whose top-left
+  // corner is `offset` on the canvas: centred where it is smaller than the area, else from
+  // its top-left corner.
+  void show_box(Vec2 min, Vec2 max, float zoom, Vec2 avail, Vec2 offset);
 };
+
+// The zoom at which the box [min, max] fills `avail` pixels (the smaller of its two ratios).
+float box_zoom(Vec2 min, Vec2 max, Vec2 avail);
+
+// Zoom to selection (the Graph panel's F): the box around nodes `nodes` of `g` (indices;
+// bad ones ignored), padded on each side by 30% of its size and at least `min_pad` points
+// so that the neighbours say where it is. false when no node is given.
+bool selection_box(const GraphLayout& g, const std::vector<int>& nodes, Vec2* min, Vec2* max,
+                   float min_pad = 40);
 
 // A visible window [start, end] of trace time (microseconds) mapped onto `width` pixels.
 struct TimeView {
@@ -54,6 +69,14 @@ struct TimeView {
   // Keeps the span, centred on t.
   void center_on(double t);
 };
+
+// The Timeline's held keys (as in Perfetto): W / Up zooms in and S / Down out around time
+// `at`, by a factor 0.15 per second held; A / Left and D / Right pan by 1.2 spans per
+// second. One frame of `dt` seconds; frames compose (two of dt/2 = one of dt).
+struct TimeKeys {
+  bool zoom_in = false, zoom_out = false, left = false, right = false;
+};
+void apply_time_keys(TimeView& v, const TimeKeys& k, double at, double dt, double min_span = 0.05);
 
 // The tick step for `span` over at most `max_ticks` ticks: 1, 2 or 5 times a power of ten.
 double nice_step(double span, int max_ticks);

@@ -39,5 +39,14 @@ expect missing "$out/no-such-dump" "no-such-dump: no such file or directory"
 expect empty "$out/empty" "not a dump folder"
 expect malformed "$data/malformed" "report.json: not valid JSON (line 4" \
   "trace.json: traceEvents: expected an array, got an object" "before.dot: not a valid DOT graph"
+# F5 reloads, and what is wrong is printed on stderr again, as on launch.
+"$view" "$data/malformed" --screenshot "$out/reload.png" --size 800x500 --key F5 --frames 4 \
+  >"$out/reload.out" 2>"$out/reload.err"
+n=$(grep -cF "report.json: not valid JSON (line 4" "$out/reload.err")
+if [ "$n" -ne 2 ]; then
+  echo "FAIL: reload: F5 did not print the error again ($n times on stderr):"; cat "$out/reload.err"; status=1
+else
+  echo "ok: reload: the error printed at launch and after F5"
+fi
 echo $status >"$out/status"
 exit $status

@@ -68,16 +68,28 @@ if [ -n "$scoped" ]; then
   facts scoped_all 1280x800 "graph.before.graph_nodes>=280 graph.before.boxes_drawn>=1 graph.before.shown_nodes<=40 \
     graph.before.labels>=5 $readable graph.after.boxes_drawn>=1 graph.after.labels>=5 graph.after.min_label_px>=7"
   # The graph panel alone, side by side: the blocks are boxes, in both graphs.
+  # Far out, a node or box shows its name only (no op, shape, time lines); no minimap while
+  # the whole graph is in view.
   facts scoped_graph 1600x1000 "graph.before.boxes_drawn>=10 graph.before.labels>=15 graph.before.zoom>=0.39 \
     graph.before.shown_nodes<=80 $readable graph.after.boxes_drawn>=10 graph.after.labels>=15 \
-    graph.after.min_label_px>=7" -- --panel graph
+    graph.after.min_label_px>=7 graph.before.max_label_lines<=2 graph.before.minimap==0 \
+    graph.before.outlines_drawn>=1" -- --panel graph
+  # F (the mouse over the panel) zooms both graphs to the selected node, which is drawn;
+  # close in, labels show more lines (op, shape, time), and the minimap shows where it is.
+  facts scoped_zoom 1600x1000 "graph.before.zooms_to_selection==1 graph.after.zooms_to_selection==1 \
+    graph.before.zoom>=1 graph.after.zoom>=1 graph.before.selection_drawn>=1 \
+    graph.after.selection_drawn>=1 graph.before.max_label_lines>=3 graph.before.minimap==1 \
+    graph.after.minimap==1" -- --panel graph --hover 400,600 --key F --frames 6 \
+    --select /features/features.0/features.0.0/Conv/conv
   # A click on a box expands it: more nodes shown, still readable.
   if facts scoped_small 900x600 "graph.before.boxes_drawn>=1 graph.before.labels>=5 $readable" \
       -- --panel graph --graph before &&
      at=$(python3 "$here/check_facts.py" "$out/scoped_small.json" --print-box-center graph.before /features) &&
      shown=$(python3 "$here/check_facts.py" "$out/scoped_small.json" --print graph.before.shown_nodes); then
+    # Expanded, /features is outlined around its blocks.
     facts scoped_click 900x600 "graph.before.shown_nodes>$shown graph.before.boxes_drawn>=5 \
-      graph.before.labels>=5 $readable" -- --panel graph --graph before --click "$at" || true
+      graph.before.labels>=5 graph.before.outlines_drawn>=1 $readable" \
+      -- --panel graph --graph before --click "$at" || true
   else
     echo "FAIL: no /features box to click in $out/scoped_small.png"
     status=1

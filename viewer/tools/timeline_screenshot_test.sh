@@ -6,13 +6,19 @@
 #   timeline_screenshot_test.sh HOTFUSE_VIEW DATA_DIR OUT_DIR     (DATA_DIR: tests/data/viewer)
 #
 #   slowdown        a report whose speedup is 0.68x: the Summary draws it red (#c62828), and
-#                   red pixels are there; so does the Hotspots' Regions table for its region
-#                   (and neither for adam's 7x).
+#                   red pixels are there; so do the Hotspots' Regions table for its region and
+#                   the after graph's headline (and none of them for adam's 7x).
 #   garbage_trace   a trace.json that is not JSON: the Timeline says it could not be read and
 #                   gives the parse error (line, column), not "no trace.json".
 #   adam at 1024x640  the whole window: no Timeline track cut off, ruler labels that do not
 #                   overlap, the legend drawn (in the toolbar when the panel is too short);
 #                   the Timeline alone at 1024x400: the legend line drawn under the tracks.
+#   keys            W held over the Timeline zooms in around the cursor, D pans right (the
+#                   view in the facts against the plain shot's).
+#   markers         the Summary plot's swap / revert labels do not overlap, the swap's drawn;
+#                   crowded_markers (4 swaps, 2 reverts a few pixels apart) stacks them,
+#                   the first swap and a revert among those drawn.
+#   help            ? opens the shortcuts overlay.
 #
 # Exit 77 (CTest's SKIP_RETURN_CODE) when xvfb-run or python3 is missing, saying so.
 set -u
@@ -90,6 +96,16 @@ shot regions_fast "$data/adam" 0 --size 900x300 --panel hotspots --click 300,58 
 check regions_fast '
 expect(count((0xc6, 0x28, 0x28), (0.42, 0.28, 0.66, 0.4)) == 0, "red in a faster region")
 '
+# The after graph's headline says the Summary's speedup, red below 1x (its DOT title says 7x).
+shot graph_slow "$data/slowdown" 0 --size 900x400 --panel graph --graph after
+check graph_slow '
+expect(facts.get("graph.after_badge") == "0.68x", "after badge: %r" % facts.get("graph.after_badge"))
+expect(facts.get("graph.after_badge_color") == "#c62828", "after badge colour: %r" % facts.get("graph.after_badge_color"))
+'
+shot graph_fast "$data/adam" 0 --size 900x400 --panel graph --graph after
+check graph_fast '
+expect(facts.get("graph.after_badge_color") == "#008a3e", "after badge colour: %r" % facts.get("graph.after_badge_color"))
+'
 shot garbage_trace "$data/garbage_trace" 2 --size 800x300 --panel timeline
 check garbage_trace '
 m = facts.get("timeline.message", "")
@@ -120,6 +136,50 @@ expect(facts.get("timeline.tracks_cut_off") == [], "tracks cut off: %r" % facts.
 expect(facts.get("timeline.legend") == "line", "legend: %r" % facts.get("timeline.legend"))
 expect(facts.get("timeline.legend_items", 0) >= 6, "legend items: %r" % facts.get("timeline.legend_items"))
 '
+# Keys held over the Timeline (the mouse resting on it), against the plain shot above:
+# W zooms in around the cursor, D pans right by most of a span, the span kept.
+shot keys_w "$data/adam" 0 --size 1024x400 --panel timeline --hover 600,200 --key W --frames 30
+check keys_w '
+import os
+base = json.load(open(os.path.join(os.path.dirname(sys.argv[3]), "timeline.json")))["timeline.view_us"]
+v = facts.get("timeline.view_us")
+span0, span = base[1] - base[0], v[1] - v[0]
+expect(span < 0.6 * span0, "W did not zoom in: %r -> %r" % (base, v))
+expect(v[0] >= base[0] and v[1] <= base[1], "W zoomed out of the view: %r -> %r" % (base, v))
+'
+shot keys_d "$data/adam" 0 --size 1024x400 --panel timeline --hover 600,200 --key D --frames 30
+check keys_d '
+import os
+base = json.load(open(os.path.join(os.path.dirname(sys.argv[3]), "timeline.json")))["timeline.view_us"]
+v = facts.get("timeline.view_us")
+span0, span = base[1] - base[0], v[1] - v[0]
+expect(abs(span - span0) <= 0.01 * span0, "D changed the span: %r -> %r" % (base, v))
+expect(v[0] - base[0] >= 0.4 * span0, "D did not pan right: %r -> %r" % (base, v))
+'
+# ? shows the list of shortcuts.
+shot help "$data/adam" 0 --size 1024x640 --key "?"
+check help '
+expect(facts.get("help.shortcuts", 0) >= 20, "no shortcuts overlay: %r" % facts.get("help.shortcuts"))
+'
+# The Summary plot's swap and revert labels: stacked or elided, never overlapping, inside
+# the plot.
+for d in slowdown crowded_markers; do
+  shot "markers_$d" "$data/$d" 0 --size 480x360 --panel summary
+  check "markers_$d" '
+labels = facts.get("summary.marker_labels", [])
+expect(len(labels) >= 1 or facts.get("summary.markers", 0) == 0, "no marker label drawn: %r" % labels)
+expect(any(l["text"] == "swap" for l in labels), "the swap is not labelled: %r" % labels)
+if sys.argv[3].endswith("crowded_markers.json"):
+    expect(facts.get("summary.markers") == 6, "markers: %r" % facts.get("summary.markers"))
+    expect(any(l["text"].startswith("rev") for l in labels), "no revert labelled: %r" % labels)
+    expect(len(set(l["row"] for l in labels)) >= 2, "crowded labels not stacked: %r" % labels)
+for a in labels:
+    for b in labels:
+        if a is not b and a["row"] == b["row"]:
+            expect(a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"], "labels overlap: %r %r" % (a, b))
+'
+done
+
 [ $status -eq 0 ] && echo "viewer_timeline_screenshot: all checks passed in $out"
 echo $status >"$out/status"
 exit $status

@@ -49,13 +49,16 @@ void draw_node_label(ImDrawList* dl, ImFont* font, const std::vector<TextLine>& 
   const float lh = px * kLineHeight;
   const float cx = (min.x + max.x) / 2;
   const float top = (min.y + max.y) / 2 - lh * k / 2;
+  int drawn = 0;
   for (size_t l = 0; l < k; ++l) {
     const std::string text = elide_middle(lines[l].text, w, width);
     if (text.empty()) continue;
     const float tw = width(text);
     dl->AddText(font, px, {cx - tw / 2, top + lh * l + (lh - px) / 2}, color, text.c_str());
     if (stats) stats->add(px);
+    ++drawn;
   }
+  if (stats) stats->max_lines = std::max(stats->max_lines, drawn);
 }
 
 }  // namespace hf::viewer::ui

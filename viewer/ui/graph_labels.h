@@ -19,6 +19,7 @@ constexpr float kMinLabelPx = 7.0f;
 // What the labels of one frame came to (for --screenshot-facts).
 struct LabelStats {
   int labels = 0;  // label lines drawn
+  int max_lines = 0;  // the most lines drawn for one node (1 far out: the name only)
   float min_px = std::numeric_limits<float>::infinity();
   void add(float px) {
     ++labels;

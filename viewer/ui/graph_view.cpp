@@ -12,6 +12,7 @@
 #include "viewer/model/graph_title.h"
 #include "viewer/model/scope_graph.h"
 #include "viewer/ui/draw_util.h"
+#include "viewer/ui/frame_facts.h"
 #include "viewer/ui/node_info.h"
 
 namespace hf::viewer::ui {
@@ -61,7 +62,9 @@ void GraphView::draw(SharedState& st) {
   ImGui::RadioButton("side by side", &m, 2);
   mode = static_cast<Mode>(m);
   ImGui::SameLine();
-  const bool keys = ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) &&
+  // Keys act on the panel that has the focus or the mouse (as the Timeline's do).
+  const bool keys = (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) ||
+                     ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows)) &&
                     !ImGui::GetIO().WantTextInput;
   if (ImGui::Button("Fit") || (keys && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home)))) {
     before_.request_fit();
@@ -191,9 +194,20 @@ nlohmann::json GraphView::facts() const {
     c["min_label_px"] = f.labels.labels ? f.labels.min_px : 0.0f;
     c["clip_top"] = f.clip_top;
     c["title_bottom"] = f.title_bottom;
+    c["zooms_to_selection"] = f.zooms_to_selection;
+    c["selection_drawn"] = f.selection_rects.size();
+    c["max_label_lines"] = f.labels.max_lines;
+    c["minimap"] = f.minimap;
+    c["outlines_drawn"] = f.outline_rects.size();
+    c["selection_rects"] = nlohmann::json::array();
+    for (const CanvasFacts::BoxOnScreen& b : f.selection_rects)
+      c["selection_rects"].push_back({{"path", b.path}, {"rect", {b.x0, b.y0, b.x1, b.y1}}});
     c["box_rects"] = nlohmann::json::array();
     for (const CanvasFacts::BoxOnScreen& b : f.box_rects)
       c["box_rects"].push_back({{"path", b.path}, {"rect", {b.x0, b.y0, b.x1, b.y1}}});
+    c["outline_rects"] = nlohmann::json::array();
+    for (const CanvasFacts::BoxOnScreen& b : f.outline_rects)
+      c["outline_rects"].push_back({{"path", b.path}, {"rect", {b.x0, b.y0, b.x1, b.y1}}});
     return c;
   };
   j["mode"] = graph_mode_name(mode);
@@ -285,14 +299,11 @@ void GraphCanvas::fit(ImVec2 size, const Vec2* sel_min, const Vec2* sel_max) {
   const Vec2 mn = sel_min ? *sel_min : content_min_, mx = sel_max ? *sel_max : content_max_;
   const Vec2 content{std::max(1.0f, mx.x - mn.x), std::max(1.0f, mx.y - mn.y)};
   const float zx = avail.x / content.x, zy = avail.y / content.y;
-  float zoom = std::min(zx, zy);
+  float zoom = box_zoom(mn, mx, from_im(avail));
   // A whole graph too large to read in the panel: as large as it is readable, fitting the
   // narrow side, from its start; the minimap shows the rest.
   if (!sel_min && zoom < kReadableZoom) zoom = std::min(kReadableZoom, std::max(zx, zy));
-  view_.zoom = std::clamp(zoom, 1e-4f, 1.5f);
-  const float wx = content.x * view_.zoom, wy = content.y * view_.zoom;
-  view_.pan.x = mn.x - (margin + std::max(0.0f, (avail.x - wx) / 2)) / view_.zoom;
-  view_.pan.y = mn.y - (top + std::max(0.0f, (avail.y - wy) / 2)) / view_.zoom;
+  view_.show_box(mn, mx, std::clamp(zoom, 1e-4f, 1.5f), from_im(avail), {margin, top});
 }
 
 std::vector<int> GraphCanvas::to_shown(const GraphLayout& full, const GraphLayout& g,
@@ -393,10 +404,11 @@ void GraphCanvas::draw(SharedState& st, GraphSlot& slot, bool is_after, ImVec2 s
     draw_graph(st, g, dl, origin, size);
     dl->PopClipRect();
     draw_legend(full, dl, origin, size);
-    minimap_.draw(dl, g, fills_, content_min_, content_max_, view_, origin, size);
+    facts_.minimap = minimap_.draw(dl, g, fills_, content_min_, content_max_, view_, origin, size);
     draw_title(st, full, is_after, dl, origin, size);
     facts_.drawn = true;
     facts_.zoom = view_.zoom;
+    facts_.zooms_to_selection = zooms_to_selection_;
     facts_.rankdir = rankdir_name(shown_ ? shown_->dir : RankDir::TopBottom);
     facts_.graph_nodes = static_cast<int>(full.nodes.size());
     facts_.shown_nodes = static_cast<int>(g.nodes.size());
@@ -443,6 +455,9 @@ void GraphCanvas::draw_title(const SharedState& st, const GraphLayout& full, boo
     const float w = f->CalcTextSizeA(fs, FLT_MAX, 0, t.text.c_str()).x;
     const ImU32 c = t.speedup ? col(speedup_color(*t.speedup)) : IM_COL32(0x75, 0x75, 0x75, 255);
     dl->AddText(f, fs, p + ImVec2{w + 6, 0}, c, ("(" + t.badge + ")").c_str(), nullptr, 0, &clip);
+    frame_facts().set("graph.after_badge", t.badge);
+    frame_facts().set("graph.after_badge_color",
+                      strf("#%02x%02x%02x", c & 0xff, (c >> 8) & 0xff, (c >> 16) & 0xff));
   }
 }
 
@@ -479,18 +494,10 @@ void GraphCanvas::handle_input(SharedState& st, const GraphLayout& full, const G
       fit(size);
       user_moved_ = false;
     } else {
-      Vec2 mn{1e30f, 1e30f}, mx{-1e30f, -1e30f};
-      for (int i : highlight_) {
-        const LayoutNode& n = g.nodes[i];
-        mn = {std::min(mn.x, n.center.x - n.size.x / 2), std::min(mn.y, n.center.y - n.size.y / 2)};
-        mx = {std::max(mx.x, n.center.x + n.size.x / 2), std::max(mx.y, n.center.y + n.size.y / 2)};
-      }
-      // Some room around it: its neighbours say where it is.
-      const Vec2 pad{std::max(40.0f, (mx.x - mn.x) * 0.3f), std::max(40.0f, (mx.y - mn.y) * 0.3f)};
-      mn = {mn.x - pad.x, mn.y - pad.y};
-      mx = {mx.x + pad.x, mx.y + pad.y};
-      fit(size, &mn, &mx);
+      Vec2 mn, mx;  // with some room around it: its neighbours say where it is
+      if (selection_box(g, highlight_, &mn, &mx)) fit(size, &mn, &mx);
       user_moved_ = true;
+      ++zooms_to_selection_;
     }
   }
 
@@ -599,6 +606,22 @@ void GraphCanvas::draw_graph(SharedState& st, const GraphLayout& g, ImDrawList* 
     if (!visible(c.min, c.max)) continue;
     const ImVec2 a = S(c.min), b = S(c.max);
     const float r = c.rounded ? 8 * z : 0;
+    if (c.scope >= 0) {
+      // An expanded name scope (scope_graph.h): its outline, at least a pixel wide whatever
+      // the zoom, and its name when it is readable.
+      const std::vector<Scope>* scopes = shown_ ? &shown_->graph.tree.scopes() : nullptr;
+      rect_outline(dl, a, b, col(c.border), std::clamp(1.5f * z, 1.0f, 2.0f), std::max(r, 3.0f),
+                   0, 0);
+      if (scopes && c.scope < static_cast<int>(scopes->size()))
+        facts_.outline_rects.push_back({(*scopes)[c.scope].path, a.x, a.y, b.x, b.y});
+      if (c.font_size * z >= 6.5f && !c.label.empty()) {
+        const ImVec4 clip(a.x, a.y, b.x, b.y);
+        const ImVec2 p = S({c.min.x, c.label_pos.y - c.label_size.y / 2}) + ImVec2{6 * z, 0};
+        dl->AddText(font, c.font_size * z, p, col(c.text), c.label[0].text.c_str(), nullptr, 0,
+                    &clip);
+      }
+      continue;
+    }
     if (c.filled) dl->AddRectFilled(a, b, col(c.fill), r);
     const float t = (c.bold ? 2.0f : 1.0f) * std::max(0.6f, std::min(z, 2.0f));
     const float dash = c.dashed ? 6 * z : c.dotted ? 2 * z : 0;
@@ -668,6 +691,8 @@ void GraphCanvas::draw_graph(SharedState& st, const GraphLayout& g, ImDrawList* 
         facts_.box_rects.push_back({scopes[si].path, sa.x, sa.y, sb.x, sb.y});
     }
     const ImVec2 a = S(mn), b = S(mx), c = S(n.center);
+    if (is_highlight[i] == 2)
+      facts_.selection_rects.push_back({n.lines.empty() ? n.name : n.lines[0].text, a.x, a.y, b.x, b.y});
     const ImU32 border = col(n.border);
     const float t = std::clamp(n.penwidth * z, 0.6f, 3.0f);
     if (is_highlight[i]) {

@@ -52,6 +52,10 @@ struct CanvasFacts {
     float x0, y0, x1, y1;  // window pixels
   };
   std::vector<BoxOnScreen> box_rects;  // the collapsed scopes drawn, where
+  std::vector<BoxOnScreen> outline_rects;  // the expanded scopes' outlines drawn, where
+  std::vector<BoxOnScreen> selection_rects;  // the selected nodes (or boxes) drawn, where
+  int zooms_to_selection = 0;  // times the canvas zoomed to a selection (F) since it started
+  bool minimap = false;        // the minimap was drawn (the view does not show everything)
 };
 
 // One zoomable drawing of one graph.
@@ -127,6 +131,7 @@ class GraphCanvas {
   std::vector<ImU32> fills_, texts_;  // per node
   bool fit_requested_ = true;
   bool zoom_to_selection_ = false;
+  int zooms_to_selection_ = 0;
   ImVec2 last_size_{0, 0};
   int seen_serial_ = -1;
   std::vector<int> highlight_;        // node indices for the current selection

@@ -2,6 +2,10 @@
 
 #include <imgui.h>
 
+#include <iterator>
+
+#include "viewer/ui/frame_facts.h"
+
 namespace hf::viewer::ui {
 
 namespace {
@@ -31,8 +35,10 @@ constexpr Shortcut kShortcuts[] = {
     {"", ""},
     {"Graph", ""},
     {"wheel, drag", "zoom, pan"},
-    {"F, double-click", "fit"},
-    {"click", "select a node"},
+    {"F", "zoom both graphs to the selection (fit when nothing is selected)"},
+    {"Home, double-click the background", "fit"},
+    {"click", "select a node; on a scope box: expand it"},
+    {"double-click a node", "collapse its scope"},
     {"", ""},
     {"Hotspots", ""},
     {"click a header / a row", "sort / select"},
@@ -47,6 +53,7 @@ void help_overlay(bool* open) {
       if (c == '?') *open = !*open;
   if (*open && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) *open = false;
   if (!*open) return;
+  frame_facts().set("help.shortcuts", static_cast<int>(std::size(kShortcuts)));
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x / 2, vp->Pos.y + vp->Size.y / 2},
                           ImGuiCond_Always, {0.5f, 0.5f});

@@ -188,6 +188,11 @@ void Platform::begin_frame() {
     for (bool& down : io.MouseDown) down = false;
     io.MouseDown[0] = script_ && click_ && frame_ == 1;
     io.MouseWheel = 0;
+    if (key_ == '?') {  // a character, typed once
+      if (frame_ == 1) io.AddInputCharacter('?');
+    } else if (key_ >= 0 && key_ < static_cast<int>(IM_ARRAYSIZE(io.KeysDown))) {
+      io.KeysDown[key_] = frame_ >= 1;
+    }
     io.DeltaTime = 1.0f / 60;
     ++frame_;
   }

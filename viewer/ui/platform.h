@@ -48,6 +48,10 @@ class Platform {
     click_ = click;
   }
 
+  // Offscreen only: a scripted key (a GLFW key code: 'W', GLFW_KEY_UP, ...) held down from
+  // the second frame to the last, as a person holding it would (a press on frame 2).
+  void script_key(int key) { key_ = key; }
+
   // The last offscreen frame as RGBA rows, top row first; false with *error when headless
   // rendering is not set up.
   bool read_pixels(std::vector<uint8_t>* rgba, std::string* error);
@@ -61,6 +65,7 @@ class Platform {
   float scale_ = 1;
   unsigned fbo_ = 0, color_rb_ = 0;
   bool script_ = false, click_ = false;
+  int key_ = -1;
   float mouse_x_ = 0, mouse_y_ = 0;
   int frame_ = 0;
   bool had_input_ = true;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "viewer/model/format.h"
+#include "viewer/model/marker_labels.h"
 #include "viewer/model/view_transform.h"
 #include "viewer/ui/draw_util.h"
 #include "viewer/ui/frame_facts.h"
@@ -188,6 +189,10 @@ void SummaryView::plot(SharedState& st, float height) {
     dl->AddRectFilled({x - 3, y - sz.y - 2}, {x + sz.x + 3, y - 1}, IM_COL32(255, 255, 255, 210));
     dl->AddText({x, y - sz.y - 2}, IM_COL32(0x33, 0x33, 0x33, 255), label.c_str());
   }
+  // The swap and reverts: lines, then their labels stacked in rows at the top, elided or
+  // dropped when crowded (marker_labels.h), each on a light backing so bars stay readable.
+  std::vector<MarkerLabelWant> label_wants;
+  std::vector<ImU32> label_colors;
   for (const SessionMarker& m : st.session.markers) {
     if (m.kind != MarkerKind::Swap && m.kind != MarkerKind::Revert) continue;
     for (size_t i = 0; i < n; ++i)
@@ -195,10 +200,33 @@ void SummaryView::plot(SharedState& st, float height) {
         const float x = a.x + w * i;
         const ImU32 c = m.kind == MarkerKind::Swap ? IM_COL32(0x00, 0x8a, 0x3e, 255) : IM_COL32(0xc6, 0x28, 0x28, 255);
         dl->AddLine({x, a.y}, {x, b.y}, c, 2.5f);
-        dl->AddText({x + 4, a.y + 2}, c, m.label.c_str());
+        // The first swap (the drop) first, then reverts, then later swaps.
+        const int priority = m.kind == MarkerKind::Revert          ? 1
+                             : m.iteration == st.session.first_swap ? 2
+                                                                    : 0;
+        label_wants.push_back({x, m.label, priority});
+        label_colors.push_back(c);
         break;
       }
   }
+  const MeasureText measure = [](std::string_view t) {
+    return ImGui::CalcTextSize(t.data(), t.data() + t.size()).x;
+  };
+  const float row_h = ImGui::GetTextLineHeight() + 1;
+  // Up to three rows, and no more than 40% of the plot's height.
+  const int label_rows = std::clamp(static_cast<int>((b.y - a.y) * 0.4f / row_h), 1, 3);
+  const std::vector<MarkerLabelPlace> placed = place_marker_labels(label_wants, a.x + 1, b.x - 1, label_rows, measure);
+  nlohmann::json drawn = nlohmann::json::array();
+  for (size_t i = 0; i < placed.size(); ++i) {
+    const MarkerLabelPlace& p = placed[i];
+    if (p.row < 0) continue;
+    const float y = a.y + 2 + p.row * row_h;
+    dl->AddRectFilled({p.x - 2, y}, {p.x + p.width + 2, y + row_h - 1}, IM_COL32(255, 255, 255, 220), 2);
+    dl->AddText({p.x, y}, label_colors[i], p.text.c_str());
+    drawn.push_back({{"text", p.text}, {"x", p.x}, {"width", p.width}, {"row", p.row}});
+  }
+  frame_facts().set("summary.marker_labels", drawn);
+  frame_facts().set("summary.markers", label_wants.size());
   dl->AddLine({a.x, b.y}, {b.x, b.y}, IM_COL32(0, 0, 0, 90));
   // x labels: first and last index.
   dl->AddText({a.x, b.y + 2}, IM_COL32(0x61, 0x61, 0x61, 255), std::to_string(its.front().index).c_str());

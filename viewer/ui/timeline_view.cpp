@@ -257,11 +257,12 @@ void TimelineView::keys(const Trace& t, bool hovered, float mouse_x, float x0) {
   // Held keys move smoothly: a step per frame scaled by the frame time.
   const float dt = std::clamp(io.DeltaTime, 0.001f, 0.1f);
   const double at = hovered && mouse_x >= x0 ? view_.to_t(mouse_x - x0, width_) : (view_.start + view_.end) / 2;
-  if (down('W', ImGuiKey_UpArrow)) view_.zoom_at(at, std::pow(0.15, dt), 0.05);
-  if (down('S', ImGuiKey_DownArrow)) view_.zoom_at(at, std::pow(1.0 / 0.15, dt), 0.05);
-  const double pan = view_.span() * 1.2 * dt;
-  if (down('A', ImGuiKey_LeftArrow)) view_.start -= pan, view_.end -= pan;
-  if (down('D', ImGuiKey_RightArrow)) view_.start += pan, view_.end += pan;
+  TimeKeys k;
+  k.zoom_in = down('W', ImGuiKey_UpArrow);
+  k.zoom_out = down('S', ImGuiKey_DownArrow);
+  k.left = down('A', ImGuiKey_LeftArrow);
+  k.right = down('D', ImGuiKey_RightArrow);
+  apply_time_keys(view_, k, at, dt);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) range_t0_ = range_t1_ = 0;
   (void)t;
 }
@@ -548,6 +549,7 @@ void TimelineView::draw(SharedState& st) {
     y += h + gap;
   }
   facts.set("timeline.tracks_cut_off", cut);
+  facts.set("timeline.view_us", nlohmann::json::array({view_.start, view_.end}));
   facts.set("timeline.counters", counter_names);
 
   // Flow arrows: the selected event's chain (or its node's / region's), or every one in view.
