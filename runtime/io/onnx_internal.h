@@ -284,6 +284,7 @@ class Importer {
   ValueId arg_extreme(ValueId x, int axis, bool max, bool last);
   ValueId nll_loss(ValueId input, ValueId target, std::optional<ValueId> weight);
   void lower_argmax(bool max);
+  ValueId element_positions(Shape data_shape);  // onnx_lower_index.cpp
   void lower_gather_elements();
   void lower_hardmax();
   void lower_trilu();

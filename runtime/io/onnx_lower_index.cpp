@@ -92,13 +92,13 @@ void Importer::lower_trilu() {
   set_rt(0, where(keep, x, zero));
 }
 
-// out[i0, .., ik, ..] = data[i0, .., index[i0, .., ik, ..], ..] (k the axis): the flat
-// position of every element computed from the index and the other coordinates, then one
-// Gather from the flattened data. An index outside [-dim, dim) gets a position outside the
-// data, so the Gather refuses it at run time instead of reading another row.
-void Importer::lower_gather_elements() {
-  ValueId data = rt(0);
-  const Shape ds = shape_of(data), is = shape(1);
+// GatherElements' and ScatterElements' indices (input 1, along attribute `axis` of data of
+// shape `ds`) as flat positions into the data: negative indices wrapped, the other
+// coordinates those of the index's own position. An index outside [-dim, dim) gets the
+// position -(numel + 1), outside the data, so the kernel refuses it at run time naming the
+// node instead of reading or writing another row.
+ValueId Importer::element_positions(Shape ds) {  // a copy: emitting nodes moves shapes
+  const Shape is = shape(1);
   const int rank = static_cast<int>(ds.size());
   if (static_cast<int>(is.size()) != rank)
     throw Error("indices have rank " + std::to_string(is.size()) + ", the data " +
@@ -130,6 +130,15 @@ void Importer::lower_gather_elements() {
       flat = ew(Mode::ADD, {flat, ew(Mode::MUL, {iota(is[k], k, rank, pb::TensorProto::INT64),
                                                  i64(double(stride[k]))})});
   flat = where(in_range, flat, broadcast_to(reshape(i64(double(-total - 1)), Shape(rank, 1)), is));
+  return flat;
+}
+
+// out[i0, .., ik, ..] = data[i0, .., index[i0, .., ik, ..], ..] (k the axis): one Gather
+// from the flattened data at element_positions.
+void Importer::lower_gather_elements() {
+  ValueId data = rt(0);
+  const int64_t total = checked_numel(shape_of(data), "the data");
+  ValueId flat = element_positions(shape_of(data));
   Node n;
   n.op = OpType::Gather;
   n.attrs["axis"] = int64_t(0);

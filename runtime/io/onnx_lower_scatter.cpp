@@ -159,40 +159,11 @@ void Importer::lower_scatter_nd() {
 void Importer::lower_scatter_elements() {
   const std::string r = scatter_reduction();
   ValueId data = rt(0);
-  const Shape ds = shape_of(data), is = shape(1);
-  const int rank = static_cast<int>(ds.size());
-  if (static_cast<int>(is.size()) != rank)
-    throw Error("indices have rank " + std::to_string(is.size()) + ", the data " +
-                std::to_string(rank));
-  if (shape(2) != is)
-    throw Error("updates have shape " + to_string(shape(2)) + ", the indices " + to_string(is));
-  if (rank == 0) throw Error("needs an input of rank >= 1");
-  const int axis = norm_axis(cur_->attr_int("axis", 0), rank, "axis");
-  for (int k = 0; k < rank; ++k)
-    if (k != axis && is[k] > ds[k])
-      throw Error("indices " + to_string(is) + " exceed the data " + to_string(ds) + " on axis " +
-                  std::to_string(k));
-  int32_t it = elem(1);
-  if (it != pb::TensorProto::INT64 && it != pb::TensorProto::INT32)
-    throw Error("indices must be INT32 or INT64, got " + elem_type_name(it));
-  const int64_t dim = ds[axis], total = checked_numel(ds, "the data");
-  if (is_const(1))
-    for (int64_t i : cst(1).ints())
-      if (i < -dim || i >= dim)
-        throw Error("index " + std::to_string(i) + " is out of range for axis " +
-                    std::to_string(axis) + " of size " + std::to_string(dim));
-  auto i64 = [&](double v) { return scalar(DType::I64, v); };
-  ValueId i = cvt(rt(1), DType::I64);
-  i = ew(Mode::ADD, {i, ew(Mode::MUL, {cvt(ew(Mode::LT, {i, i64(0)}), DType::I64), i64(dim)})});
-  ValueId in_range = ew(Mode::AND, {ew(Mode::LEQ, {i64(0), i}), ew(Mode::LT, {i, i64(dim)})});
-  std::vector<int64_t> stride(rank, 1);
-  for (int k = rank - 2; k >= 0; --k) stride[k] = stride[k + 1] * ds[k + 1];
-  ValueId flat = ew(Mode::MUL, {i, i64(double(stride[axis]))});
-  for (int k = 0; k < rank; ++k)
-    if (k != axis && is[k] > 1)
-      flat = ew(Mode::ADD, {flat, ew(Mode::MUL, {iota(is[k], k, rank, pb::TensorProto::INT64),
-                                                 i64(double(stride[k]))})});
-  flat = where(in_range, flat, broadcast_to(reshape(i64(double(-total - 1)), Shape(rank, 1)), is));
+  if (shape(2) != shape(1))
+    throw Error("updates have shape " + to_string(shape(2)) + ", the indices " +
+                to_string(shape(1)));
+  const int rank = static_cast<int>(shape_of(data).size());
+  ValueId flat = element_positions(shape_of(data));
   set_rt(0, scatter_rows(data, flat, rt(2), rank, r));
 }
 
