@@ -119,7 +119,8 @@ int matmuls(const std::string& eq, int elem, const std::vector<std::vector<int64
   set_s(m.node("Einsum", names, {"y"}), "equation", eq);
   m.output("y");
   int n = 0;
-  for (const Node& node : import(m).nodes()) n += node.op == OpType::MatMul;
+  const Graph g = import(m);  // alive for the loop: nodes() is a reference into it
+  for (const Node& node : g.nodes()) n += node.op == OpType::MatMul;
   return n;
 }
 

@@ -397,7 +397,8 @@ TEST(OnnxResize, FloatTypes) {
 TEST(OnnxResize, WholeFactorsAreViews) {
   auto ops = [](const Model& m) {
     std::string s;
-    for (const Node& n : import(m).nodes()) s += std::string(op_type_name(n.op)) + " ";
+    const Graph g = import(m);  // alive for the loop: nodes() is a reference into it
+    for (const Node& n : g.nodes()) s += std::string(op_type_name(n.op)) + " ";
     return s;
   };
   Spec s;
