@@ -26,13 +26,6 @@ std::vector<double> values(int64_t n, int seed) {
   return v;
 }
 
-void expect_near_all(const std::vector<double>& got, const std::vector<double>& want,
-                     double tol = 1e-5) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t k = 0; k < got.size(); ++k)
-    EXPECT_NEAR(got[k], want[k], tol * (1 + std::abs(want[k]))) << "element " << k;
-}
-
 // Attention over 4-D (batch, heads, seq, size) row-major data. k and v already hold the whole
 // key sequence (past first). bias(b, h, i, j) is the additive mask (0 or -inf or a float).
 struct Ref {

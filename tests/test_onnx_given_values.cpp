@@ -14,12 +14,6 @@ namespace {
 
 using namespace test::onnx;
 
-void expect_near_all(const std::vector<double>& got, const std::vector<double>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t k = 0; k < got.size(); ++k)
-    EXPECT_NEAR(got[k], want[k], 1e-6 * (1 + std::abs(want[k]))) << "element " << k;
-}
-
 OnnxImportOptions given(const std::string& name, HostTensor value) {
   OnnxImportOptions o;
   o.input_values[name] = std::move(value);
@@ -49,7 +43,7 @@ TEST(OnnxGivenValues, WindowsOfAGivenSize) {
     Graph g = import(m, o);
     EXPECT_EQ(g.specialised_inputs, (std::vector<std::string>{"size"})) << c.op;
     EXPECT_EQ(g.value(g.outputs()[0]).dtype, DType::F32);
-    expect_near_all(run(m, {tensor(DType::I64, {}, {double(c.size)})}, o)[0], c.want);
+    expect_near_all(run(m, {tensor(DType::I64, {}, {double(c.size)})}, o)[0], c.want, 1e-6);
   }
   // output_datatype: doubles; an integer type converts as Cast does (truncation).
   Model m(17);
@@ -59,7 +53,7 @@ TEST(OnnxGivenValues, WindowsOfAGivenSize) {
   m.output("w");
   OnnxImportOptions o = given("size", tensor(DType::I64, {}, {3}));
   EXPECT_EQ(import(m, o).value(import(m, o).outputs()[0]).dtype, DType::F64);
-  expect_near_all(run(m, {tensor(DType::I64, {}, {3})}, o)[0], {0, 0.75, 0.75});
+  expect_near_all(run(m, {tensor(DType::I64, {}, {3})}, o)[0], {0, 0.75, 0.75}, 1e-6);
   EXPECT_NE(import_error(m).find("values are given with the input data (--inputs, --check)"),
             std::string::npos)
       << import_error(m);
@@ -78,7 +72,7 @@ TEST(OnnxGivenValues, RangeOfGivenBounds) {
   o.input_values["delta"] = tensor(DType::F32, {}, {0.5});
   std::vector<HostTensor> in = {o.input_values["start"], o.input_values["limit"],
                                 o.input_values["delta"]};
-  expect_near_all(run(m, in, o)[0], {1, 1.5, 2});
+  expect_near_all(run(m, in, o)[0], {1, 1.5, 2}, 1e-6);
   EXPECT_EQ(import(m, o).specialised_inputs.size(), 3u);
   o.input_values.erase("delta");
   EXPECT_NE(import_error(m, o).find("Range is only folded"), std::string::npos);
@@ -109,8 +103,8 @@ TEST(OnnxGivenValues, ValuesComputedFromGivenInputsFold) {
   Graph g = import(m, o);
   EXPECT_EQ(g.specialised_inputs, (std::vector<std::string>{"n"}));
   auto out = run(m, {o.input_values["n"], tensor(DType::F32, {3}, {4, 5, 6})}, o);
-  expect_near_all(out[0], {0, 1, 2});
-  expect_near_all(out[1], {16, 25, 36});  // computed from the data given at run time
+  expect_near_all(out[0], {0, 1, 2}, 1e-6);
+  expect_near_all(out[1], {16, 25, 36}, 1e-6);  // computed from the data given at run time
   EXPECT_NE(import_error(m).find("Range is only folded"), std::string::npos);
 }
 
@@ -128,7 +122,8 @@ TEST(OnnxGivenValues, ResizeByGivenScales) {
   std::vector<double> want;
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 6; ++j) want.push_back(1 + 2 * (i / 2) + j / 3);
-  expect_near_all(run(m, {tensor(DType::F32, {1, 1, 2, 2}, {1, 2, 3, 4}), scales}, o)[0], want);
+  expect_near_all(run(m, {tensor(DType::F32, {1, 1, 2, 2}, {1, 2, 3, 4}), scales}, o)[0], want,
+                  1e-6);
   EXPECT_NE(import_error(m).find("scales (input 2 'scales') must be a constant"),
             std::string::npos);
   EXPECT_NE(import_error(m, given("scales", tensor(DType::F64, {4}, {1, 1, 2, 3})))
@@ -145,7 +140,7 @@ TEST(OnnxGivenValues, OneHotOfAGivenDepth) {
   m.output("y");
   OnnxImportOptions o = given("depth", tensor(DType::F32, {}, {3}));
   expect_near_all(run(m, {tensor(DType::I64, {3}, {0, -1, 7}), o.input_values["depth"]}, o)[0],
-                  {5, 0, 0, 0, 0, 5, 0, 0, 0});
+                  {5, 0, 0, 0, 0, 5, 0, 0, 0}, 1e-6);
   EXPECT_EQ(import(m, o).specialised_inputs, (std::vector<std::string>{"depth"}));
 }
 
@@ -167,8 +162,8 @@ TEST(OnnxGivenValues, DropoutInTrainingModeOnlyWithoutDropping) {
   for (auto [ratio, training] : {std::pair{0.0, 1.0}, std::pair{0.7, 0.0}}) {
     OnnxImportOptions o = options(ratio, training);
     auto out = run(m, {x, o.input_values["ratio"], o.input_values["training"]}, o);
-    expect_near_all(out[0], {1, -2, 3});
-    expect_near_all(out[1], {1, 1, 1});
+    expect_near_all(out[0], {1, -2, 3}, 1e-6);
+    expect_near_all(out[1], {1, 1, 1}, 1e-6);
   }
   EXPECT_NE(import_error(m, options(0.5, 1)).find("random dropout"), std::string::npos);
   // Not in training: the ratio's value is not needed.

@@ -14,12 +14,6 @@ namespace {
 
 using namespace test::onnx;
 
-void expect_near_all(const std::vector<double>& got, const std::vector<double>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t k = 0; k < got.size(); ++k)
-    EXPECT_NEAR(got[k], want[k], 1e-5 * (1 + std::abs(want[k]))) << "element " << k;
-}
-
 TEST(OnnxIndexOps, ArgMaxAndArgMinTakeTheFirstOrLastIndex) {
   // [2, 4] with ties: row 0 has its max at 1 and 3, its min at 0 and 2.
   const std::vector<double> x = {0, 5, 0, 5, 7, -1, 3, -2};

@@ -12,13 +12,6 @@ namespace {
 
 using namespace test::onnx;
 
-void expect_near_all(const std::vector<double>& got, const std::vector<double>& want,
-                     double rel = 1e-5) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t k = 0; k < got.size(); ++k)
-    EXPECT_NEAR(got[k], want[k], rel * (1 + std::abs(want[k]))) << "element " << k;
-}
-
 std::vector<double> values(int n) {
   std::vector<double> v;
   for (int k = 0; k < n; ++k) v.push_back(((k * 37) % 23) * 0.25 - 2.5);

@@ -4,6 +4,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,14 @@ inline std::vector<std::vector<double>> run(const Model& m, const std::vector<Ho
     for (int64_t k = 0; k < t.numel(); ++k) res.back().push_back(load_double(t, k));
   }
   return res;
+}
+
+// Every element of `got` within rel * (1 + |want|) of `want`.
+inline void expect_near_all(const std::vector<double>& got, const std::vector<double>& want,
+                            double rel = 1e-5) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < got.size(); ++k)
+    EXPECT_NEAR(got[k], want[k], rel * (1 + std::abs(want[k]))) << "element " << k;
 }
 
 }  // namespace hf::test::onnx
