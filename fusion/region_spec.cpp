@@ -366,16 +366,15 @@ class Builder {
     return {r.src, r.axis};
   }
 
-  // Flat index i of the iteration space reads element i: broadcast axes have size 1 and
-  // the source axes come in order.
+  // Flat index i of the iteration space reads element i: no axis is broadcast and the source
+  // axes come in order. A broadcast axis of size 1 would read densely too, but then the
+  // kernel would depend on the size: at batch 1, bias [64] over x [1,64] is the same dense
+  // read as x, at batch 4 it is not, and a new batch size must compile nothing.
   bool dense(const InputView& v) const {
     int last = -1;
     std::vector<bool> mapped(v.src_shape.size(), false);
     for (size_t d = 0; d < v.axis.size(); ++d) {
-      if (v.axis[d] < 0) {
-        if (iter_[d] != 1) return false;
-        continue;
-      }
+      if (v.axis[d] < 0) return false;
       if (v.axis[d] <= last) return false;
       last = v.axis[d];
       mapped[last] = true;

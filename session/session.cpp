@@ -814,6 +814,7 @@ void Session::end_profiling() {
       rec.selection.reason = "--fusion all: every detected region is fused";
     }
     rec.reason = rec.selection.reason;
+    if (options_.verdicts) carry_verdict(rec);
     if (!rec.selection.selected) continue;
     rec.state = RegionState::Queued;
     if (k.epilogue) {  // nothing to compile: validated at the next boundary
@@ -843,6 +844,22 @@ void Session::end_profiling() {
         (sync_compile() ? "now" : "in the background, hottest first"));
   worker_->submit(std::move(jobs));
   phase_ = Phase::Compiling;
+}
+
+std::string region_key(const Graph& g, const RegionRecord& r) {
+  return r.kernel + " at '" + g.node(r.nodes.front()).name + "'";
+}
+
+void Session::carry_verdict(RegionRecord& rec) {
+  const RegionVerdict* v = options_.verdicts->find(region_key(graph_, rec), rec.candidate.io_bytes);
+  if (!v || (options_.policy != FusionPolicy::Adaptive && v->kind != RegionVerdict::Wrong)) return;
+  std::optional<std::string> why = carried_reason(*v, rec.candidate.io_bytes);
+  if (!why) {
+    rec.reason += " (decided again: the verdict at " + v->at + " does not hold at this size)";
+    return;
+  }
+  rec.selection.selected = v->kind == RegionVerdict::Kept;
+  rec.selection.reason = rec.reason = rec.carried = *why;
 }
 
 std::string kernel_origin(const Graph& g, const std::vector<NodeId>& kernel_nodes) {

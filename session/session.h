@@ -49,6 +49,7 @@
 #include "profiler/op_class.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/executor.h"
+#include "session/region_verdicts.h"
 #include "session/selection.h"
 #include "session/session_target.h"
 
@@ -80,6 +81,10 @@ struct SessionOptions {
   // Epilogue regions (a MatMul/Conv with the elementwise ops after it), where the target
   // runs them (SessionTarget::epilogues); detect.epilogues follows this.
   bool epilogues = true;
+  // What sessions of the same model at other input shapes decided (ShapeSessions): a
+  // region whose verdict holds here (region_verdicts.h) takes it instead of its own
+  // selection; adaptive takes every kind, the other policies only wrong kernels. Not owned.
+  const RegionVerdicts* verdicts = nullptr;
   // Test hooks: a slow compiler, a wrong or slow kernel (see FusedRunHook; after_fused_run
   // is CPU only: a CUDA session refuses it).
   // Record every step of every iteration with its start time (for trace.json); at most
@@ -116,6 +121,7 @@ struct RegionRecord {
   Selection selection;
   RegionState state = RegionState::Rejected;
   std::string reason;            // why it is in `state`
+  std::string carried;           // the verdict taken over from another input shape, or ""
   double measured_fused_s = -1;  // its kernel's median step time after the swap
   // adaptive, re-profiled in turn with the plan the swap replaced: the fastest iteration of
   // its kernel, and of its ops in that plan (what the revert compares); -1 otherwise
@@ -126,6 +132,10 @@ struct RegionRecord {
   int swapped_at = -1, reverted_at = -1;            // iteration indices
   double compile_start_s = -1, compile_end_s = -1;  // since the session started
 };
+
+// What identifies a region across the graphs one model imports to at different input shapes:
+// its kernel (hf_<spec hash>: sizes are not in the spec) and the name of its first node.
+std::string region_key(const Graph& g, const RegionRecord& r);
 
 struct IterationRecord {
   int index = 0;
@@ -224,6 +234,7 @@ class Session {
   std::vector<OpRecord> profiled_ops() const;  // of current_, from times_
   std::vector<size_t> region_steps(const Running& plan, int region) const;
   void end_profiling();
+  void carry_verdict(RegionRecord& rec);  // options_.verdicts' one for rec, where it holds
   void collect_compiles();
   // Between iterations, within the share: validation, the next plan, the compiler.
   void background_work(std::span<const TensorView> inputs);

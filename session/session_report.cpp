@@ -124,6 +124,7 @@ json session_report(const Session& s, const ReportContext& ctx) {
                        {"node_ids", ids},
                        {"state", std::string(region_state_name(r.state))},
                        {"reason", r.reason},
+                       {"carried_over", !r.carried.empty()},
                        {"detection", r.detection},
                        {"selected", r.selection.selected},
                        {"unfused_ms", r.candidate.unfused_s * 1e3},
@@ -156,6 +157,24 @@ json session_report(const Session& s, const ReportContext& ctx) {
           {"events", events},       {"ops", ops},           {"ops_before", ops_before},
           {"ops_after", ops_after}, {"failures", failures}, {"regions", regions},
           {"decisions", decisions}};
+}
+
+json shapes_report(const std::vector<ShapeRecord>& shapes, size_t capacity) {
+  json list = json::array();
+  for (const ShapeRecord& r : shapes) {
+    json inputs = json::object();
+    for (const auto& [name, shape] : r.shapes) inputs[name] = shape;
+    list.push_back({{"inputs", inputs},
+                    {"sessions", r.sessions},
+                    {"iterations", r.iterations},
+                    {"kernels_compiled", r.compiled},
+                    {"cache_hits", r.from_cache},
+                    {"verdicts_carried", r.carried},
+                    {"kernels_before", r.kernels_before},
+                    {"kernels_after", r.kernels_now},
+                    {"plan_kept", r.live}});
+  }
+  return {{"plans_kept_at_most", capacity}, {"signatures", list}};
 }
 
 }  // namespace hf

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "session/session.h"
+#include "session/shape_sessions.h"
 
 namespace hf {
 
@@ -15,5 +16,8 @@ struct ReportContext {
 };
 
 nlohmann::json session_report(const Session& s, const ReportContext& ctx);
+
+// report.json's "shapes": every input signature a ShapeSessions ran, in the order first seen.
+nlohmann::json shapes_report(const std::vector<ShapeRecord>& shapes, size_t capacity);
 
 }  // namespace hf

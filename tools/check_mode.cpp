@@ -12,6 +12,7 @@
 #include "runtime/io/test_data.h"
 #include "runtime/ir/error.h"
 #include "session/run_target.h"
+#include "session/shape_sessions.h"
 
 namespace hf {
 
@@ -19,44 +20,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The plan the data sets run on: a Session with the --fusion mode as its policy, run on the
-// first data set until it settles. Inputs go up and outputs come down through the backend
-// (memcpy on the CPU), so the comparison sees host memory on either backend.
-struct Runner {
-  std::unique_ptr<RunTarget> target;
-  std::unique_ptr<DeviceInputs> in;  // the graph's input buffers, refilled per data set
-  std::unique_ptr<Session> session;  // last: it goes first
-
-  std::vector<HostTensor> run(const std::vector<HostTensor>& host) {
-    in->upload(host);
-    return download(target->backend(), session->run(in->views));
-  }
-};
-
-Runner make_runner(const CheckOptions& o, const Graph& g,
-                   const std::vector<HostTensor>& first_inputs) {
-  Runner r;
+// The session options a check runs with: the --fusion mode's, where only adaptive's choice
+// depends on timings (the others need no warm-up or profile worth the wait).
+SessionOptions check_session_options(const CheckOptions& o) {
   SessionOptions so = o.session;
   if (so.policy != FusionPolicy::Adaptive) {
-    // Their choice does not depend on timings: a checked plan needs none worth the wait.
     so.warmup_iters = 0;
     so.warmup_min_s = 0;
     so.profile_iters = so.reprofile_iters = 1;
   }
-  r.target = make_run_target(o.cuda, o.threads, so.policy != FusionPolicy::Off);
-  r.in = std::make_unique<DeviceInputs>(r.target->backend(), first_inputs);
-  r.session = std::make_unique<Session>(g, r.target->session_target(), r.target->machine(), so);
-  settle(*r.session, r.in->views, o.settle, "checking as it is");
-  for (const RegionRecord& rr : r.session->regions())
-    if (rr.state == RegionState::Failed)
-      std::fprintf(stderr, "hotfuse-run: %s\n", printable(rr.reason).c_str());
-  return r;
+  return so;
 }
 
 // "all, settled after 9 iterations: 1 region swapped in, kernels 6 -> 1, on cpu, 2 threads"
 // and, for adaptive, one line per region the session considered.
-std::string describe_plan(const Runner& r) {
-  const Session& s = *r.session;
+std::string describe_plan(const Session& s, const std::string& where) {
   int swapped = 0;
   for (const RegionRecord& rr : s.regions()) swapped += rr.state == RegionState::Swapped;
   std::string plan = std::string(policy_name(s.options().policy)) + ", settled after " +
@@ -66,7 +44,7 @@ std::string describe_plan(const Runner& r) {
   else
     plan += count_of(swapped, "region") + " swapped in";
   plan += ", kernels " + std::to_string(s.kernels_before()) + " -> " +
-          std::to_string(s.kernels_now()) + ", on " + r.target->where() + "\n";
+          std::to_string(s.kernels_now()) + ", on " + where + "\n";
   if (s.options().policy == FusionPolicy::Adaptive)
     for (const RegionRecord& rr : s.regions())
       plan += "  region " + std::to_string(rr.id) + " [" +
@@ -135,14 +113,6 @@ struct Planned {
   std::vector<std::vector<HostTensor>> inputs, expected;
 };
 
-// "input [4,3,224,224], mask [4,128]": the named inputs' shapes of a signature.
-std::string signature_text(const Graph& g) {
-  std::string s;
-  for (ValueId v : g.inputs())
-    s += (s.empty() ? "" : ", ") + g.value(v).name + " " + to_string(g.value(v).shape);
-  return s;
-}
-
 }  // namespace
 
 int run_check(const CheckOptions& o) {
@@ -174,28 +144,54 @@ int run_check(const CheckOptions& o) {
     }
   }
 
+  // One ShapeSessions over the groups: a group's session takes over what the earlier
+  // groups' sessions decided, and its graph is the one imported for it above.
+  std::unique_ptr<RunTarget> target =
+      make_run_target(o.cuda, o.threads, o.session.policy != FusionPolicy::Off);
+  auto graph_for = [&](const std::vector<Shape>& shapes, const std::vector<HostTensor>& small) {
+    for (const Planned& p : plans) {
+      const Graph& g = p.g;
+      bool same = g.inputs().size() == shapes.size();
+      for (size_t k = 0; same && k < shapes.size(); ++k) {
+        const Value& v = g.value(g.inputs()[k]);
+        same = v.shape == shapes[k];
+        if (same && std::count(g.specialised_inputs.begin(), g.specialised_inputs.end(), v.name))
+          same = same_value(small[k], p.options.input_values.at(v.name));
+      }
+      if (same) return g;
+    }
+    throw Error("--check: no model import fits the inputs given");  // cannot happen: see above
+  };
+  const size_t capacity = 1;  // each group runs once, in turn
+  ShapeSessions sessions(graph_for, target->session_target(), target->machine(),
+                         check_session_options(o), capacity);
   int passed = 0;
   for (size_t k = 0; k < plans.size(); ++k) {
     const Planned& p = plans[k];
     const Graph& g = p.g;
-    Runner runner = make_runner(o, g, p.inputs.front());
+    // Inputs go up and outputs come down through the backend (memcpy on the CPU), so the
+    // comparison sees host memory on either backend.
+    DeviceInputs in(target->backend(), p.inputs.front());
+    Session& session = sessions.session_for(in.views);
+    settle(session, in.views, o.settle, "checking as it is");
+    for (const RegionRecord& rr : session.regions())
+      if (rr.state == RegionState::Failed)
+        std::fprintf(stderr, "hotfuse-run: %s\n", printable(rr.reason).c_str());
     if (k == 0)
       std::printf(
           "check %s: %s; atol %g, rtol %g; %s", o.dir.string().c_str(),
           count_of(static_cast<int>(sets.size()), "data set").c_str(), o.atol, o.rtol,
           plans.size() > 1 ? (std::to_string(plans.size()) + " input shapes\n").c_str() : "");
     if (plans.size() > 1) {
-      // A region kernel was compiled, or found in the kernel cache (memory or disk).
-      int compiled = 0, found = 0;
-      for (const RegionRecord& rr : runner.session->regions())
-        if (rr.compile_end_s >= 0) (rr.cache_hit ? found : compiled) += 1;
+      const ShapeRecord& r = sessions.shape_now();
       std::printf("input shapes %d of %zu (%s): kernels compiled %d, from the cache %d; ",
-                  static_cast<int>(k + 1), plans.size(), signature_text(g).c_str(), compiled,
-                  found);
+                  static_cast<int>(k + 1), plans.size(), r.signature.c_str(), r.compiled,
+                  r.from_cache);
     }
-    std::printf("--fusion %s", describe_plan(runner).c_str());
+    std::printf("--fusion %s", describe_plan(session, target->where()).c_str());
     for (size_t s = 0; s < p.sets.size(); ++s) {
-      std::vector<HostTensor> out = runner.run(p.inputs[s]);
+      in.upload(p.inputs[s]);
+      std::vector<HostTensor> out = download(target->backend(), session.run(in.views));
       std::vector<std::string> problems;
       double worst = 0;
       for (size_t i = 0; i < out.size(); ++i) {

@@ -42,6 +42,7 @@
 #include "session/run_target.h"
 #include "session/session.h"
 #include "session/session_report.h"
+#include "session/shape_sessions.h"
 #include "tools/check_mode.h"
 #include "tools/graph_file.h"
 #include "tools/output_files.h"
@@ -174,11 +175,24 @@ void print_phases(const Session& s, std::chrono::steady_clock::time_point proces
   }
 }
 
+// One line per input signature: what its sessions compiled, found and took over.
+void print_shapes(ShapeSessions& sessions) {
+  std::cout << "\ninput shapes (plans of the last " << sessions.capacity() << " kept):\n";
+  for (const ShapeRecord& r : sessions.shapes())
+    std::cout << "  " << printable(r.signature) << ": " << count_of(r.iterations, "iteration")
+              << ", kernels compiled " << r.compiled << ", from the cache " << r.from_cache
+              << ", verdicts carried over " << r.carried << ", kernels " << r.kernels_before
+              << " -> " << r.kernels_now
+              << (r.sessions > 1 ? ", planned " + std::to_string(r.sessions) + " times" : "")
+              << (r.live ? "" : ", plan dropped") << "\n";
+}
+
 // Every --fusion mode on either backend: a Session with the mode as its policy, run until
 // it settles, then --iters timed iterations; its outputs checked against the unfused plan.
+// Several --shape signatures run in turn through one ShapeSessions, then the first again.
 int run(const Options& o, std::chrono::steady_clock::time_point process_start) {
   check_configuration(o);
-  const std::map<std::string, Shape> shapes = parse_shape_options(o.shapes);
+  const std::vector<std::map<std::string, Shape>> signatures = parse_shape_options(o.shapes);
   if (!o.check.empty()) {
     // As a plain run: cuda without a device is exit 2, auto says which backend it picked.
     BackendChoice choice = choose_backend(o.backend);
@@ -193,11 +207,20 @@ int run(const Options& o, std::chrono::steady_clock::time_point process_start) {
     c.settle = {o.settle_timeout, o.settle_iters};
     return run_check(c);
   }
+  if (signatures.size() > 1 && !o.inputs.empty())
+    throw Error("--inputs gives one set of inputs; with " + std::to_string(signatures.size()) +
+                " sets of --shape the inputs are random");
   // Refused before the graph is read: a missing device costs nothing.
   BackendChoice choice = choose_backend(o.backend);
-  Graph g = read_graph_file(o.graph, shapes, o.inputs);
-  std::vector<HostTensor> inputs =
-      o.inputs.empty() ? random_inputs(g, o.seed) : read_graph_inputs(g, o.inputs);
+  // The graph and the inputs of each signature, all read before anything runs.
+  std::vector<Graph> graphs;
+  std::vector<std::vector<HostTensor>> host_inputs;
+  for (const std::map<std::string, Shape>& shapes : signatures) {
+    graphs.push_back(read_graph_file(o.graph, shapes, o.inputs));
+    host_inputs.push_back(o.inputs.empty() ? random_inputs(graphs.back(), o.seed)
+                                           : read_graph_inputs(graphs.back(), o.inputs));
+  }
+  const Graph& g = graphs.front();
   if (!choice.line.empty()) std::cout << choice.line << "\n";
 
   SessionOptions so = session_options(o);
@@ -216,24 +239,50 @@ int run(const Options& o, std::chrono::steady_clock::time_point process_start) {
   const MachinePeak& machine = target->machine();
   std::printf("machine: %.1f GB/s, %.0f GFLOP/s, %.1f us per launch (%s)\n", machine.bandwidth_gbps,
               machine.gflops, machine.launch_us, machine.source.c_str());
-  DeviceInputs in(backend, inputs);
+  std::vector<std::unique_ptr<DeviceInputs>> in;
+  for (const std::vector<HostTensor>& h : host_inputs)
+    in.push_back(std::make_unique<DeviceInputs>(backend, h));
   so.trace = dump_dir.has_value();  // trace.json
   so.trace_max_steps = 200000;
-  // Declared after `in` and `target`: the session goes first.
-  Session session(g, target->session_target(), machine, so);
-
-  auto print_events = [&] {
-    for (const SessionEvent& e : session.take_events())
-      std::cout << "iter " << e.iteration << ": " << printable(e.text) << "\n";
+  // A graph at another signature is the one read above (the model is not imported twice).
+  GraphForInputs read_again = graph_file_for_inputs(o.graph, g);
+  auto graph_for = [&](const std::vector<Shape>& shapes, const std::vector<HostTensor>& small) {
+    for (const Graph& known : graphs) {
+      bool same = known.inputs().size() == shapes.size() && known.specialised_inputs.empty();
+      for (size_t k = 0; same && k < shapes.size(); ++k)
+        same = known.value(known.inputs()[k]).shape == shapes[k];
+      if (same) return known;
+    }
+    return read_again(shapes, small);
   };
-  settle(session, in.views, {o.settle_timeout, o.settle_iters}, "measuring as it is", print_events);
-  std::span<const TensorView> out;
-  for (int i = 0; i < o.iters; ++i) {
-    out = session.run(in.views);
-    print_events();
-  }
-  std::vector<HostTensor> outputs = download(backend, out);
-  if (save_dir) save_outputs(*save_dir, g, outputs);
+  // Declared after `in` and `target`: the sessions go first.
+  ShapeSessions sessions(graph_for, target->session_target(), machine, so);
+
+  // Each signature settles and runs --iters iterations; with several, the first runs again
+  // at the end, on its plan kept in the cache. Its outputs are the ones saved and reported.
+  std::vector<std::vector<HostTensor>> outputs(signatures.size());
+  auto run_signature = [&](size_t k) {
+    Session& session = sessions.session_for(in[k]->views);
+    auto print_events = [&] {
+      for (const SessionEvent& e : session.take_events())
+        std::cout << "iter " << e.iteration << ": " << printable(e.text) << "\n";
+    };
+    if (signatures.size() > 1)
+      std::cout << "\ninput shapes " << k + 1 << " of " << signatures.size() << " ("
+                << printable(input_signature_text(graphs[k])) << ")\n";
+    settle(session, in[k]->views, {o.settle_timeout, o.settle_iters}, "measuring as it is",
+           print_events);
+    std::span<const TensorView> out;
+    for (int i = 0; i < o.iters; ++i) {
+      out = session.run(in[k]->views);
+      print_events();
+    }
+    outputs[k] = download(backend, out);
+  };
+  for (size_t k = 0; k < signatures.size(); ++k) run_signature(k);
+  if (signatures.size() > 1) run_signature(0);
+  Session& session = sessions.session_for(in[0]->views);
+  if (save_dir) save_outputs(*save_dir, g, outputs[0]);
 
   std::cout << "\nunfused profile (" << o.profile_iters << " iterations):\n";
   print_op_table(std::cout, rows_of(session.unfused_ops()), session.machine().gflops);
@@ -247,17 +296,22 @@ int run(const Options& o, std::chrono::steady_clock::time_point process_start) {
               << (r.state == RegionState::Failed ? "its compile failed (above)"
                                                  : printable(r.reason))
               << "\n";
-  target->print_device_profile(session, in.views, o.iters);
+  target->print_device_profile(session, in[0]->views, o.iters);
   print_phases(session, process_start);
+  if (signatures.size() > 1) print_shapes(sessions);
 
   // The session validated every swap; check the final outputs end to end as well.
   double worst = 0;
-  if (so.policy != FusionPolicy::Off) {
-    Executor reference(g, backend);
-    worst = check_outputs(g, download(backend, reference.run(in.views)), outputs);
-  }
+  if (so.policy != FusionPolicy::Off)
+    for (size_t k = 0; k < signatures.size(); ++k) {
+      Executor reference(graphs[k], backend);
+      worst = std::max(
+          worst,
+          check_outputs(graphs[k], download(backend, reference.run(in[k]->views)), outputs[k]));
+    }
   print_summary(session, worst);
   nlohmann::json report = session_report(session, {o.graph, o.iters});
+  report["shapes"] = shapes_report(sessions.shapes(), sessions.capacity());
   if (!o.report.empty()) write_report(o.report, report);
   if (save_dir) {  // what --save-outputs wrote, named
     std::cout << "outputs: " << count_of(save_dir->written().size(), "file") << " in "
@@ -386,7 +440,8 @@ void add_tensor_file_options(CLI::App& app, Options& o) {
       ->excludes(check);
   app.add_option("--shape", o.shapes,
                  "NAME=D0xD1x...: the shape of ONNX input NAME, setting the dimensions the model "
-                 "leaves symbolic (repeatable; --inputs files give theirs)")
+                 "leaves symbolic (repeatable; --inputs files give theirs); naming an input again "
+                 "runs another set of shapes after the first, in the same process")
       ->excludes(check)
       ->allow_extra_args(false);
   app.add_option("--save-outputs", o.save_outputs,

@@ -1,0 +1,68 @@
+#include "session/region_verdicts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace hf {
+
+namespace {
+
+// "4x", "1/4 of"
+std::string ratio_text(double r) {
+  char b[64];
+  if (r >= 1)
+    std::snprintf(b, sizeof b, "%.3gx", r);
+  else
+    std::snprintf(b, sizeof b, "1/%.3g of", 1 / r);
+  return b;
+}
+
+}  // namespace
+
+std::optional<std::string> carried_reason(const RegionVerdict& v, double io_bytes) {
+  constexpr double kSamePicture = 2;
+  const double r = v.io_bytes > 0 ? io_bytes / v.io_bytes : 1;
+  const std::string where =
+      "decided at " + v.at + "; here it moves " + ratio_text(r) + " those bytes";
+  switch (v.kind) {
+    case RegionVerdict::Wrong:
+      return "not fused: its kernel " + v.reason + " (" + where + ")";
+    case RegionVerdict::Kept:
+      if (r * kSamePicture < 1) return std::nullopt;
+      return "carried over: its kernel was kept there, faster than its ops (" + where + ")";
+    case RegionVerdict::Slower:
+      if (r > kSamePicture) return std::nullopt;
+      return "carried over: its kernel was not faster than its ops (" + where + ")";
+    case RegionVerdict::NotWorthIt:
+      if (r > kSamePicture) return std::nullopt;
+      return "carried over: " + v.reason + " (" + where + ")";
+  }
+  return std::nullopt;
+}
+
+void RegionVerdicts::record(const std::string& region_key, RegionVerdict v) {
+  std::vector<RegionVerdict>& all = by_region_[region_key];
+  for (RegionVerdict& old : all)
+    if (old.at == v.at) {
+      old = std::move(v);
+      return;
+    }
+  all.push_back(std::move(v));
+}
+
+const RegionVerdict* RegionVerdicts::find(const std::string& region_key, double io_bytes) const {
+  auto it = by_region_.find(region_key);
+  if (it == by_region_.end()) return nullptr;
+  for (const RegionVerdict& v : it->second)
+    if (v.kind == RegionVerdict::Wrong) return &v;
+  const RegionVerdict* best = nullptr;
+  double best_d = INFINITY;
+  for (const RegionVerdict& v : it->second) {
+    double d = std::fabs(std::log(std::max(io_bytes, 1.0) / std::max(v.io_bytes, 1.0)));
+    if (d < best_d) best_d = d, best = &v;
+  }
+  return best;
+}
+
+}  // namespace hf
