@@ -460,8 +460,10 @@ void Session::background_work(std::span<const TensorView> inputs) {
   worker_->resume();
   if (validation_ && validation_->observed()) advance_validation(deadline);
   prepare_plans(deadline);
-  // The compiler has the cores until the deadline (run() stops it again).
-  if (worker_->pending() > 0 && stops_compiler() && !waited)
+  // The compiler has the cores until the deadline (run() stops it again where iterations
+  // are long). Short iterations leave it running, but where the executor's threads take
+  // every core it gets next to nothing between them: it needs the slice all the same.
+  if (worker_->pending() > 0 && target_.executor_fills_cores && !waited)
     std::this_thread::sleep_until(deadline);
   // What this took beyond the credit (building a plan cannot be cut short) is owed; what
   // it left unused is not kept, or a long quiet stretch would bank a long stall.
