@@ -35,11 +35,7 @@ void copy_range(const CopyJob& j, int64_t s, int64_t e) {
   const int64_t si = l.stride[0][l.rank - 1], so = l.stride[1][l.rank - 1];
   const T* in = reinterpret_cast<const T*>(j.in);
   T* out = reinterpret_cast<T*>(j.out);
-  int64_t idx0[kMaxRank];
-  l.unravel(s, idx0);
-  for_each_run(l, idx0, e - s, [&](const int64_t* idx, int64_t seg) {
-    const T* __restrict pi = in + l.offset(0, idx);
-    T* __restrict po = out + l.offset(1, idx);
+  for_each_unary_run(l, in, out, s, e, [&](const T* __restrict pi, T* __restrict po, int64_t seg) {
     if (si == 1 && so == 1 && j.stream) {
       stream_copy(po, pi, seg * sizeof(T));
     } else if (si == 1 && so == 1) {

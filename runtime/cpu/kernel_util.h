@@ -280,6 +280,18 @@ void for_each_run(const Layout& l, const int64_t* idx0, int64_t len, F&& f) {
   }
 }
 
+// Calls f(in_run, out_run, n) over the flat elements [s, e) of a unary layout (operand 0
+// `in`, operand 1 `out`), once per run along the innermost dimension, with each operand's
+// address of the run's first element: the walk of every copy-like kernel (copy, TypeCvt).
+template <class In, class Out, class F>
+void for_each_unary_run(const Layout& l, const In* in, Out* out, int64_t s, int64_t e, F&& f) {
+  int64_t idx0[kMaxRank];
+  l.unravel(s, idx0);
+  for_each_run(l, idx0, e - s, [&](const int64_t* idx, int64_t n) {
+    f(in + l.offset(0, idx), out + l.offset(1, idx), n);
+  });
+}
+
 // ---- per-thread scratch ---------------------------------------------------------------
 
 // Elements per block of the element-wise engine: a few blocks of gathered operands

@@ -41,19 +41,16 @@ void convert_range(const ConvertJob& j, int64_t s, int64_t e) {
   const int64_t si = l.stride[0][l.rank - 1], so = l.stride[1][l.rank - 1];
   const From* in = static_cast<const From*>(j.in);
   To* out = static_cast<To*>(j.out);
-  int64_t idx0[kMaxRank];
-  l.unravel(s, idx0);
-  for_each_run(l, idx0, e - s, [&](const int64_t* idx, int64_t seg) {
-    const From* __restrict pi = in + l.offset(0, idx);
-    To* __restrict po = out + l.offset(1, idx);
-    if (si == 1 && so == 1 && j.stream) {
-      convert_streaming(pi, po, seg);
-    } else if (si == 1 && so == 1) {
-      convert_n(pi, po, seg);
-    } else {
-      for (int64_t k = 0; k < seg; ++k) po[k * so] = convert<To>(pi[k * si]);
-    }
-  });
+  for_each_unary_run(l, in, out, s, e,
+                     [&](const From* __restrict pi, To* __restrict po, int64_t seg) {
+                       if (si == 1 && so == 1 && j.stream) {
+                         convert_streaming(pi, po, seg);
+                       } else if (si == 1 && so == 1) {
+                         convert_n(pi, po, seg);
+                       } else {
+                         for (int64_t k = 0; k < seg; ++k) po[k * so] = convert<To>(pi[k * si]);
+                       }
+                     });
   if (j.stream) stream_fence();
 }
 

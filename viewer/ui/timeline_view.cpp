@@ -18,8 +18,9 @@ namespace {
 
 constexpr float kGutter = 118;  // track names
 constexpr ImU32 kSelect = IM_COL32(0x0d, 0x47, 0xa1, 255);
-constexpr ImU32 kSwap = IM_COL32(0x00, 0x8a, 0x3e, 255);
-constexpr ImU32 kRevert = IM_COL32(0xc6, 0x28, 0x28, 255);
+// A swap is a speedup, a revert undoes a slowdown or a wrong kernel: the speedup colours.
+constexpr ImU32 kSwap = kSpeedupGreen;
+constexpr ImU32 kRevert = kSlowdownRed;
 constexpr ImU32 kFused = IM_COL32(0x66, 0xbb, 0x6a, 255);
 constexpr ImU32 kCompile = IM_COL32(0x95, 0x75, 0xcd, 255);
 constexpr ImU32 kCompileCached = IM_COL32(0xb3, 0x9d, 0xdb, 255);
