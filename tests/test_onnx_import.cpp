@@ -1193,9 +1193,9 @@ TEST(onnx, ErrorsNameTheFileAndTheNode) {
     m.input("x", TP::FLOAT, {1, 3, 8, 8});
     m.input("w", TP::FLOAT, {4, 3, 3, 3});
     m.node("Relu", {"x"}, {"r"}, "relu0");
-    m.node("MaxUnpool", {"r", "w"}, {"y"}, "unpool1");
+    m.node("DeformConv", {"r", "w"}, {"y"}, "deform1");
     m.output("y");
-    EXPECT_EQ(import_error(m), "m.onnx: node 1 'unpool1' (MaxUnpool): unsupported op");
+    EXPECT_EQ(import_error(m), "m.onnx: node 1 'deform1' (DeformConv): unsupported op");
   }
   {
     Model m;

@@ -186,8 +186,9 @@ TEST(OnnxNn, UnsupportedAttributesNameTheNode) {
   };
   expect_error(conv_model("SAME_WEIRD", {1, 3, 4, 4}), "node 0 'c1' (Conv)",
                "auto_pad 'SAME_WEIRD'");
-  expect_error(conv_model("", {1, 3, 4, 4, 4}), "node 0 'c1' (Conv)",
-               "convolution of rank other than 3 (N, C, W) or 4 (N, C, H, W) is not supported");
+  expect_error(conv_model("", {1, 3, 4, 4, 4, 4}), "node 0 'c1' (Conv)",
+               "convolution of rank other than 3 (N, C, W), 4 (N, C, H, W) or 5 (N, C, D, H, W) "
+               "is not supported");
 
   Model mp;
   mp.input("x", TP::FLOAT, {1, 1, 4, 4});

@@ -419,15 +419,15 @@ TEST(OnnxWindowOps, Pool3dAsTwo2dPools) {
               "m.onnx: node 0 (AveragePool): unsupported attribute: dilations (an AveragePool "
               "attribute from opset 19)");
   }
-  // 3-D convolution stays refused.
+  // 4-D convolution stays refused.
   Model conv(17);
-  conv.input("x", TP::FLOAT, {1, 1, 3, 3, 3});
-  conv.input("w", TP::FLOAT, {1, 1, 2, 2, 2});
+  conv.input("x", TP::FLOAT, {1, 1, 3, 3, 3, 3});
+  conv.input("w", TP::FLOAT, {1, 1, 2, 2, 2, 2});
   conv.node("Conv", {"x", "w"}, {"y"});
   conv.output("y");
   EXPECT_EQ(import_error(conv),
-            "m.onnx: node 0 (Conv): input has shape [1,1,3,3,3]: convolution of rank other "
-            "than 3 (N, C, W) or 4 (N, C, H, W) is not supported");
+            "m.onnx: node 0 (Conv): input has shape [1,1,3,3,3,3]: convolution of rank other "
+            "than 3 (N, C, W), 4 (N, C, H, W) or 5 (N, C, D, H, W) is not supported");
 }
 
 // --- MaxPool's Indices ------------------------------------------------------------------
@@ -502,6 +502,246 @@ TEST(OnnxWindowOps, MaxPoolIndicesBothStorageOrders) {
   auto r = run(m, {tensor(DType::F32, {1, 2, 5}, {1, 3, 2, 2, 0, 5, 4, 4, 9, 9})});
   EXPECT_EQ(r[0], (std::vector<double>{3, 2, 5, 9}));
   EXPECT_EQ(r[1], (std::vector<double>{1, 2, 5, 8}));
+}
+
+// --- 3-D Conv --------------------------------------------------------------------------
+
+struct Conv3dCase {
+  std::vector<int64_t> x, w;  // [N, C, D, H, W], [M, C/group, KD, KH, KW]
+  int64_t group = 1;
+  std::vector<int64_t> strides{1, 1, 1}, dilations{1, 1, 1}, pads{0, 0, 0, 0, 0, 0};
+  bool bias = true;
+};
+
+// y[n, m, o...] = bias[m] + Σ x[n, c, o·s - pb + k·d] · w[m, c - group base, k] over the
+// window inside the input, c in m's group.
+std::vector<double> conv3d_ref(const Conv3dCase& c, const std::vector<double>& x,
+                               const std::vector<double>& w, const std::vector<double>& b,
+                               std::vector<int64_t>& out) {
+  const int64_t N = c.x[0], C = c.x[1], M = c.w[0], Cg = C / c.group, Mg = M / c.group;
+  out = {N, M};
+  for (int a = 0; a < 3; ++a)
+    out.push_back((c.x[2 + a] + c.pads[a] + c.pads[a + 3] - (c.w[2 + a] - 1) * c.dilations[a] - 1) /
+                      c.strides[a] +
+                  1);
+  std::vector<double> y;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t od = 0; od < out[2]; ++od)
+        for (int64_t oh = 0; oh < out[3]; ++oh)
+          for (int64_t ow = 0; ow < out[4]; ++ow) {
+            double acc = c.bias ? b[m] : 0;
+            for (int64_t cg = 0; cg < Cg; ++cg)
+              for (int64_t kd = 0; kd < c.w[2]; ++kd)
+                for (int64_t kh = 0; kh < c.w[3]; ++kh)
+                  for (int64_t kw = 0; kw < c.w[4]; ++kw) {
+                    const int64_t id = od * c.strides[0] - c.pads[0] + kd * c.dilations[0];
+                    const int64_t ih = oh * c.strides[1] - c.pads[1] + kh * c.dilations[1];
+                    const int64_t iw = ow * c.strides[2] - c.pads[2] + kw * c.dilations[2];
+                    if (id < 0 || id >= c.x[2] || ih < 0 || ih >= c.x[3] || iw < 0 || iw >= c.x[4])
+                      continue;
+                    const int64_t ci = (m / Mg) * Cg + cg;
+                    acc += x[(((n * C + ci) * c.x[2] + id) * c.x[3] + ih) * c.x[4] + iw] *
+                           w[(((m * Cg + cg) * c.w[2] + kd) * c.w[3] + kh) * c.w[4] + kw];
+                  }
+            y.push_back(acc);
+          }
+  return y;
+}
+
+TEST(OnnxWindowOps, Conv3dAsOne2dConvPerDepthTap) {
+  const Conv3dCase cases[] = {
+      {{1, 2, 4, 5, 6}, {3, 2, 2, 3, 3}},
+      {{2, 4, 7, 5, 5}, {6, 2, 3, 2, 3}, 2, {2, 1, 2}, {1, 2, 1}, {1, 0, 1, 2, 1, 0}},
+      {{1, 3, 5, 4, 3}, {2, 3, 3, 1, 2}, 1, {3, 2, 1}, {2, 1, 1}, {2, 1, 0, 0, 0, 1}, false},
+      {{1, 1, 1, 3, 3}, {1, 1, 1, 3, 3}},  // depth 1: one tap
+  };
+  for (const Conv3dCase& c : cases) {
+    SCOPED_TRACE("x " + to_string(Shape(c.x)) + " w " + to_string(Shape(c.w)));
+    std::vector<double> x = wave(prod(c.x), 0.2), w = wave(prod(c.w), 1.3), b = wave(c.w[0], 2.1);
+    for (auto* v : {&x, &w, &b})
+      for (double& e : *v) e = static_cast<float>(e);
+    std::vector<int64_t> out;
+    std::vector<double> want = conv3d_ref(c, x, w, b, out);
+    Model m(11);
+    m.input("x", TP::FLOAT, c.x);
+    m.init_floats("w", c.w, as_floats(w));
+    std::vector<std::string> ins{"x", "w"};
+    if (c.bias) {
+      m.init_floats("b", {c.w[0]}, as_floats(b));
+      ins.push_back("b");
+    }
+    auto& n = m.node("Conv", ins, {"y"});
+    set_i(n, "group", c.group);
+    set_ints(n, "strides", c.strides);
+    set_ints(n, "dilations", c.dilations);
+    set_ints(n, "pads", c.pads);
+    m.output("y");
+    Graph g = import(m);
+    EXPECT_EQ(g.value(g.outputs()[0]).shape, Shape(out));
+    expect_close(run(m, {tensor(DType::F32, c.x, x)})[0], want);
+  }
+  // auto_pad SAME_UPPER over depth too: the output keeps the input's size at stride 1.
+  Model m(11);
+  m.input("x", TP::FLOAT, {1, 1, 4, 4, 4});
+  m.init_floats("w", {1, 1, 2, 3, 3}, std::vector<float>(18, 1.0f));
+  auto& n = m.node("Conv", {"x", "w"}, {"y"});
+  set_s(n, "auto_pad", "SAME_UPPER");
+  m.output("y");
+  Graph g = import(m);
+  EXPECT_EQ(g.value(g.outputs()[0]).shape, Shape({1, 1, 4, 4, 4}));
+  // All ones: each output counts the window's taps inside the input (the extra depth pad
+  // goes at the end with SAME_UPPER).
+  std::vector<double> y =
+      run(m, {tensor(DType::F32, {1, 1, 4, 4, 4}, std::vector<double>(64, 1))})[0];
+  EXPECT_EQ(y[0], 2 * 2 * 2);   // d 0..1, h 0..1, w 0..1
+  EXPECT_EQ(y[63], 1 * 2 * 2);  // d 3 only, h 2..3, w 2..3
+  EXPECT_EQ(y[(1 * 4 + 1) * 4 + 1], 2 * 3 * 3);
+}
+
+// --- MaxUnpool ------------------------------------------------------------------------
+
+// y = zeros(unpooled), y.flat[i[k]] = x[k]; then zeros appended at the end of each spatial
+// axis up to `output_shape` (ONNX's reference: the indices count over the unpooled shape).
+std::vector<double> max_unpool_ref(const std::vector<double>& x, const std::vector<int64_t>& idx,
+                                   const std::vector<int64_t>& unpooled,
+                                   const std::vector<int64_t>& out) {
+  std::vector<double> flat(prod(unpooled), 0.0);
+  for (size_t k = 0; k < x.size(); ++k) flat[idx[k]] = x[k];
+  std::vector<double> y(prod(out), 0.0);
+  const size_t r = out.size();
+  for (int64_t f = 0; f < prod(unpooled); ++f) {
+    int64_t rest = f, at = 0, scale = 1;
+    for (size_t d = r; d-- > 0;) {
+      at += (rest % unpooled[d]) * scale;
+      rest /= unpooled[d];
+      scale *= out[d];
+    }
+    y[at] = flat[f];
+  }
+  return y;
+}
+
+TEST(OnnxWindowOps, MaxUnpoolScattersIntoTheUnpooledShapeAndPadsToOutputShape) {
+  struct Case {
+    std::vector<int64_t> x, k, s, pads, output_shape;
+  } cases[] = {
+      {{1, 1, 2, 2}, {2, 2}, {2, 2}, {}, {}},
+      {{2, 3, 3, 2}, {3, 2}, {2, 3}, {1, 0, 0, 1}, {}},
+      {{1, 2, 2, 3}, {2, 2}, {2, 2}, {}, {1, 2, 5, 7}},
+      {{1, 2, 3}, {3}, {2}, {1, 1}, {1, 2, 6}},         // 1-D
+      {{1, 1, 2, 2, 3}, {2, 2, 2}, {2, 1, 2}, {}, {}},  // 3-D
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE("x " + to_string(Shape(c.x)));
+    const size_t nd = c.x.size() - 2;
+    std::vector<int64_t> unpooled{c.x[0], c.x[1]};
+    for (size_t d = 0; d < nd; ++d) {
+      const int64_t pb = c.pads.empty() ? 0 : c.pads[d], pe = c.pads.empty() ? 0 : c.pads[nd + d];
+      unpooled.push_back((c.x[2 + d] - 1) * c.s[d] - pb - pe + c.k[d]);
+    }
+    const std::vector<int64_t> out = c.output_shape.empty() ? unpooled : c.output_shape;
+    // Distinct positions spread over the whole unpooled tensor, not in order.
+    const int64_t n = prod(c.x), total = prod(unpooled);
+    std::vector<int64_t> idx;
+    for (int64_t k = 0; k < n; ++k) idx.push_back((k * 7 + 3) % total);
+    std::vector<double> x = wave(n, 0.3), idx_d(idx.begin(), idx.end());
+    for (double& v : x) v = static_cast<float>(v);  // as the model holds them
+    ASSERT_LE(n, total);
+    Model m(c.output_shape.empty() ? 11 : 22);
+    m.input("x", TP::FLOAT, c.x);
+    m.input("i", TP::INT64, c.x);
+    std::vector<std::string> ins{"x", "i"};
+    if (!c.output_shape.empty()) {
+      m.init_int64s("shape", {static_cast<int64_t>(out.size())}, out);
+      ins.push_back("shape");
+    }
+    auto& node = m.node("MaxUnpool", ins, {"y"});
+    set_ints(node, "kernel_shape", c.k);
+    set_ints(node, "strides", c.s);
+    if (!c.pads.empty()) set_ints(node, "pads", c.pads);
+    m.output("y");
+    Graph g = import(m);
+    EXPECT_EQ(g.value(g.outputs()[0]).shape, Shape(out));
+    auto r = run(m, {tensor(DType::F32, c.x, x), tensor(DType::I64, c.x, idx_d)});
+    EXPECT_EQ(r[0], max_unpool_ref(x, idx, unpooled, out));
+  }
+}
+
+TEST(OnnxWindowOps, MaxUnpoolInvertsMaxPoolsIndices) {
+  const int64_t N = 2, C = 2, H = 6, W = 5;
+  std::vector<double> x = wave(N * C * H * W, 1.1);
+  for (double& v : x) v = static_cast<float>(v);
+  Model m(12);
+  m.input("x", TP::FLOAT, {N, C, H, W});
+  auto& pool = m.node("MaxPool", {"x"}, {"p", "i"});
+  set_ints(pool, "kernel_shape", {2, 2});
+  set_ints(pool, "strides", {2, 2});
+  set_ints(pool, "pads", {0, 0, 0, 1});
+  auto& unpool = m.node("MaxUnpool", {"p", "i"}, {"y"});
+  set_ints(unpool, "kernel_shape", {2, 2});
+  set_ints(unpool, "strides", {2, 2});
+  set_ints(unpool, "pads", {0, 0, 0, 1});
+  m.output("y");
+  std::vector<double> y = run(m, {tensor(DType::F32, {N, C, H, W}, x)})[0];
+  ASSERT_EQ(y.size(), x.size());
+  // Each 2x2 window (the last column alone, with the pad) keeps its maximum, the rest is 0.
+  for (int64_t q = 0; q < N * C; ++q)
+    for (int64_t h0 = 0; h0 < H; h0 += 2)
+      for (int64_t w0 = 0; w0 < W; w0 += 2) {
+        double best = -INFINITY;
+        for (int64_t h = h0; h < h0 + 2; ++h)
+          for (int64_t w = w0; w < std::min(W, w0 + 2); ++w)
+            best = std::max(best, x[(q * H + h) * W + w]);
+        for (int64_t h = h0; h < h0 + 2; ++h)
+          for (int64_t w = w0; w < std::min(W, w0 + 2); ++w) {
+            const int64_t at = (q * H + h) * W + w;
+            EXPECT_EQ(y[at], x[at] == best ? best : 0.0) << "element " << at;
+          }
+      }
+}
+
+TEST(OnnxWindowOps, MaxUnpoolErrors) {
+  auto error = [](std::vector<int64_t> xs, std::vector<int64_t> is, std::vector<int64_t> k,
+                  std::vector<int64_t> shape) {
+    Model m(11);
+    m.input("x", TP::FLOAT, xs);
+    m.input("i", TP::INT64, is);
+    std::vector<std::string> ins{"x", "i"};
+    if (!shape.empty()) {
+      m.init_int64s("shape", {static_cast<int64_t>(shape.size())}, shape);
+      ins.push_back("shape");
+    }
+    auto& n = m.node("MaxUnpool", ins, {"y"}, "up");
+    if (!k.empty()) set_ints(n, "kernel_shape", k);
+    m.output("y");
+    return import_error(m);
+  };
+  EXPECT_EQ(error({1, 1, 2, 2}, {1, 1, 2, 2}, {}, {}),
+            "m.onnx: node 0 'up' (MaxUnpool): missing attribute 'kernel_shape'");
+  EXPECT_EQ(error({1, 1, 2, 2}, {1, 1, 2, 3}, {2, 2}, {}),
+            "m.onnx: node 0 'up' (MaxUnpool): I has shape [1,1,2,3], X [1,1,2,2]: they must be "
+            "the same");
+  EXPECT_EQ(error({1, 1, 2, 2}, {1, 1, 2, 2}, {2}, {}),
+            "m.onnx: node 0 'up' (MaxUnpool): attribute 'kernel_shape' has 1 values, expected 2");
+  EXPECT_EQ(error({1, 1, 2, 2}, {1, 1, 2, 2}, {2, 2}, {1, 1, 2, 2}),
+            "m.onnx: node 0 'up' (MaxUnpool): output_shape [1,1,2,2] is smaller than the "
+            "unpooled [1,1,3,3]");
+  EXPECT_EQ(error({1, 2}, {1, 2}, {2}, {}),
+            "m.onnx: node 0 'up' (MaxUnpool): X has shape [1,2]: needs rank >= 3 (N, C, "
+            "spatial...)");
+  // An index outside the unpooled tensor: a run-time error, nothing written.
+  Model m(11);
+  m.input("x", TP::FLOAT, {1, 1, 1, 1});
+  m.input("i", TP::INT64, {1, 1, 1, 1});
+  set_ints(m.node("MaxUnpool", {"x", "i"}, {"y"}), "kernel_shape", {2, 2});
+  m.output("y");
+  EXPECT_THROW(
+      run(m, {tensor(DType::F32, {1, 1, 1, 1}, {5}), tensor(DType::I64, {1, 1, 1, 1}, {4})}),
+      std::exception);
+  EXPECT_EQ(
+      run(m, {tensor(DType::F32, {1, 1, 1, 1}, {5}), tensor(DType::I64, {1, 1, 1, 1}, {3})})[0],
+      (std::vector<double>{0, 0, 0, 5}));
 }
 
 // --- LpPool and LRN --------------------------------------------------------------------

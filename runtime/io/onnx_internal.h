@@ -329,6 +329,8 @@ class Importer {
   bool lower_nn();
   void lower_conv();
   ValueId conv(ValueId x, ValueId w, std::optional<ValueId> bias);
+  ValueId conv_3d(ValueId x, ValueId w, std::optional<ValueId> bias,
+                  const std::vector<int64_t>& kernel);
   void lower_pool(bool max);
   void lower_global_pool(bool max);
   ValueId as_2d(ValueId x);                 // [N, C, W] as [N, C, 1, W]
@@ -346,6 +348,7 @@ class Importer {
   // MaxPool's Indices output for x [N, C, H, W] and its pooled y (w: y's 2-D window).
   ValueId max_pool_indices(ValueId x, ValueId y, const WindowSpec& w, bool w_major);
   void lower_lrn();
+  void lower_max_unpool();
   void lower_slice();
   void lower_split();
   void lower_concat();

@@ -81,8 +81,8 @@ Attrs window_attrs(const OnnxNode& n, const Shape& x, std::vector<int64_t>& kern
                    bool dilations) {
   if (x.size() != 3 && x.size() != 4)
     throw Error("input has shape " + to_string(x) +
-                ": convolution of rank other than 3 (N, C, W) or 4 (N, C, H, W) is not "
-                "supported");
+                ": convolution of rank other than 3 (N, C, W), 4 (N, C, H, W) or 5 (N, C, D, H, "
+                "W) is not supported");
   WindowSpec w = resolve_window(n, x, kernel, dilations);
   if (x.size() == 3) w = w.pick({-1, 0});  // [N, C, W] as [N, C, 1, W]
   kernel = w.kernel;
@@ -127,6 +127,7 @@ ValueId Importer::conv(ValueId x, ValueId w, std::optional<ValueId> bias) {
   std::vector<int64_t> wk(ws.begin() + 2, ws.end());
   std::vector<int64_t> kernel = ints_or(*cur_, "kernel_shape", wk);
   if (kernel != wk) throw Error("kernel_shape does not match the weight " + to_string(ws));
+  if (nd == 3) return conv_3d(x, w, bias, kernel);
   Node n;
   n.op = OpType::Conv;
   n.attrs = window_attrs(*cur_, xs, kernel, true);
@@ -134,6 +135,56 @@ ValueId Importer::conv(ValueId x, ValueId w, std::optional<ValueId> bias) {
   n.inputs = {as_2d(x), as_2d(w)};
   if (bias) n.inputs.push_back(*bias);
   return from_2d(emit(std::move(n), "conv"), nd);
+}
+
+// A 3-D Conv as one 2-D Conv per depth tap kd, summed: y[n, m, od] = Σ_kd conv2d(x[n, :,
+// od·sd - pd + kd·dd], w[:, :, kd]) over (H, W), + bias. Each tap's input is a strided Slice
+// of x (padded along D with zeros) seen as [N·OD, C, H, W], so each 2-D Conv covers every
+// output depth at once; its weight slice is constant when w is (packed once like any
+// Conv's). The sum runs over the taps in order, in f32.
+ValueId Importer::conv_3d(ValueId x, ValueId w, std::optional<ValueId> bias,
+                          const std::vector<int64_t>& kernel) {
+  const Shape xs = shape_of(x), ws = shape_of(w);
+  const WindowSpec win = resolve_window(*cur_, xs, kernel, true);
+  const int64_t N = xs[0], C = xs[1], D = xs[2], M = ws[0];
+  const int64_t KD = kernel[0], sd = win.strides[0], dd = win.dilations[0];
+  const int64_t span = (KD - 1) * dd + 1, padded = D + win.pads[0] + win.pads[3];
+  if (padded < span)
+    throw Error("the depth window (" + std::to_string(span) + ") is larger than the padded input (" +
+                std::to_string(padded) + ")");
+  const int64_t OD = (padded - span) / sd + 1;
+  ValueId xp = x;
+  const DType t = dtype_of(x);
+  auto zeros = [&](int64_t depth) {
+    return filled(t, 0, {N, C, depth, xs[3], xs[4]}, "pad");
+  };
+  if (win.pads[0] > 0 || win.pads[3] > 0) {
+    std::vector<ValueId> parts;
+    if (win.pads[0] > 0) parts.push_back(zeros(win.pads[0]));
+    parts.push_back(x);
+    if (win.pads[3] > 0) parts.push_back(zeros(win.pads[3]));
+    xp = concat_axis(parts, 2);
+  }
+  const WindowSpec hw = win.pick({1, 2});
+  std::optional<ValueId> sum;
+  for (int64_t kd = 0; kd < KD; ++kd) {
+    const int64_t start = kd * dd;
+    ValueId taps = slice_axis(xp, 2, start, start + (OD - 1) * sd + 1, sd);  // [N, C, OD, H, W]
+    taps = op1(OpType::Dimshuffle, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}}, taps);
+    taps = reshape(taps, {N * OD, C, xs[3], xs[4]});
+    ValueId wk = reshape(slice_axis(w, 2, kd, kd + 1, 1), {M, ws[1], ws[3], ws[4]});
+    Node n;
+    n.op = OpType::Conv;
+    n.attrs = hw.attrs(true);
+    n.attrs["group"] = cur_->attr_int("group", 1);
+    n.inputs = {taps, wk};
+    if (bias && kd == 0) n.inputs.push_back(*bias);
+    ValueId y = emit(std::move(n), "conv_d" + std::to_string(kd));
+    sum = sum ? ew(Mode::ADD, {*sum, y}) : y;
+  }
+  const Shape ys = shape_of(*sum);  // [N·OD, M, OH, OW]
+  ValueId y = reshape(*sum, {N, OD, M, ys[2], ys[3]});
+  return op1(OpType::Dimshuffle, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}}, y);
 }
 
 void Importer::lower_pool(bool max) {
@@ -296,6 +347,8 @@ bool Importer::lower_nn() {
     lower_lppool();
   else if (op == "LRN")
     lower_lrn();
+  else if (op == "MaxUnpool")
+    lower_max_unpool();  // onnx_lower_window.cpp
   else if (op == "GlobalAveragePool")
     lower_global_pool(false);
   else if (op == "GlobalMaxPool")

@@ -370,4 +370,64 @@ void Importer::lower_lrn() {
   set_rt(0, ew(Mode::TRUE_DIV, {x, op1(OpType::PowC, {{"exponent", beta}}, base)}));
 }
 
+// MaxUnpool (opsets 9, 11, 22): zeros of the unpooled shape, (in - 1) * stride - pad_begin -
+// pad_end + kernel per spatial axis, but at the flat positions I holds (over the whole
+// tensor, [N, C, spatial...] row-major, as MaxPool's Indices count them), where X's values
+// go: one ScatterRows of single elements over it seen flat. A larger output_shape pads that
+// with zeros at the end of each spatial axis, as ONNX's reference does (the indices keep
+// counting over the unpooled shape). An index outside it is a run-time error (ScatterRows);
+// a negative one counts from the end, as NumPy's assignment in the reference does.
+void Importer::lower_max_unpool() {
+  ValueId x = rt(0);
+  const Shape xs = shape_of(x);
+  if (xs.size() < 3)
+    throw Error("X has shape " + to_string(xs) + ": needs rank >= 3 (N, C, spatial...)");
+  if (shape(1) != xs)
+    throw Error("I has shape " + to_string(shape(1)) + ", X " + to_string(xs) +
+                ": they must be the same");
+  if (!is_int(dtype_of(rt(1)))) throw Error("I must be an integer tensor");
+  const size_t nd = xs.size() - 2;
+  auto ints = [&](const char* name, int64_t fill, size_t n) {
+    std::vector<int64_t> v = cur_->attr_ints(name).value_or(std::vector<int64_t>(n, fill));
+    if (v.size() != n)
+      throw Error(std::string("attribute '") + name + "' has " + std::to_string(v.size()) +
+                  " values, expected " + std::to_string(n));
+    return v;
+  };
+  if (!cur_->attr_ints("kernel_shape")) throw Error("missing attribute 'kernel_shape'");
+  const std::vector<int64_t> kernel = ints("kernel_shape", 1, nd), strides = ints("strides", 1, nd),
+                             pads = ints("pads", 0, 2 * nd);
+  Shape out{xs[0], xs[1]};
+  for (size_t d = 0; d < nd; ++d) {
+    if (kernel[d] < 1 || strides[d] < 1 || pads[d] < 0 || pads[nd + d] < 0)
+      throw Error("kernel_shape and strides must be >= 1, pads >= 0");
+    out.push_back((xs[2 + d] - 1) * strides[d] - pads[d] - pads[nd + d] + kernel[d]);
+    if (out.back() < 1) throw Error("the unpooled axis " + std::to_string(2 + d) + " is empty");
+  }
+  Shape want = out;
+  if (cur_->has_input(2)) {
+    const std::vector<int64_t> given = const_ints(2, "output_shape");
+    want.assign(given.begin(), given.end());
+    if (want.size() != xs.size() || want[0] != xs[0] || want[1] != xs[1])
+      throw Error("output_shape " + to_string(want) + " does not fit X " + to_string(xs) +
+                  " (same rank, N and C)");
+    for (size_t d = 2; d < want.size(); ++d)
+      if (want[d] < out[d])
+        throw Error("output_shape " + to_string(want) + " is smaller than the unpooled " +
+                    to_string(out));
+  }
+  const int64_t n = checked_numel(xs, "X"), total = checked_numel(out, "the output");
+  checked_numel(want, "output_shape");
+  ValueId zeros = filled(dtype_of(x), 0, {total}, "zeros");
+  ValueId rows = reshape(cvt(rt(1), DType::I64), {n});
+  ValueId y = reshape(scatter_rows(zeros, rows, reshape(x, {n}), 1, "none"), out);
+  for (size_t d = 2; d < want.size(); ++d)
+    if (want[d] > out[d]) {
+      Shape tail = shape_of(y);
+      tail[d] = want[d] - out[d];
+      y = concat_axis({y, filled(dtype_of(x), 0, tail, "pad")}, static_cast<int>(d));
+    }
+  set_rt(0, y);
+}
+
 }  // namespace hf::onnx_detail
