@@ -48,7 +48,7 @@ struct CtCase {
 };
 
 // y[n, m, o] = bias[m] + Σ x[n, c, i] · w[c, m mod M/g, k] over i·s + k·d - pad_begin = o
-// (c in m's group), for o in [0, out); spatial axes 1 or 2.
+// (c in m's group), for o in [0, out); spatial axes 1 to 3.
 std::vector<double> conv_transpose_ref(const CtCase& c, const std::vector<double>& x,
                                        const std::vector<double>& w, const std::vector<double>& b,
                                        std::vector<int64_t>& out_dims) {
@@ -75,33 +75,35 @@ std::vector<double> conv_transpose_ref(const CtCase& c, const std::vector<double
       out[a] = c.output_shape.empty() ? natural - pb[a] - pe : c.output_shape[a];
     }
   }
-  const int64_t H = nd == 2 ? in[0] : 1, W = in[nd - 1];
-  const int64_t OH = nd == 2 ? out[0] : 1, OW = out[nd - 1];
-  const int64_t KH = nd == 2 ? k[0] : 1, KW = k[nd - 1];
-  const int64_t sh = nd == 2 ? s[0] : 1, sw = s[nd - 1], dh = nd == 2 ? d[0] : 1, dw = d[nd - 1],
-                ph = nd == 2 ? pb[0] : 0, pw = pb[nd - 1];
-  std::vector<double> y(N * M * OH * OW, 0.0);
+  // The spatial axes as three (D, H, W), the missing leading ones of size 1.
+  auto as3 = [&](const std::vector<int64_t>& v, int64_t fill) {
+    std::vector<int64_t> r(3 - nd, fill);
+    r.insert(r.end(), v.begin(), v.end());
+    return r;
+  };
+  const std::vector<int64_t> I = as3(in, 1), O = as3(out, 1), K = as3(k, 1), S = as3(s, 1),
+                             Dl = as3(d, 1), P = as3(pb, 0);
+  const int64_t IN = I[0] * I[1] * I[2], ON = O[0] * O[1] * O[2], KN = K[0] * K[1] * K[2];
+  std::vector<double> y(N * M * ON, 0.0);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t m = 0; m < M; ++m) {
       const int64_t g = m / Mg;
-      for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          double acc = b.empty() ? 0.0 : b[m];
-          for (int64_t cc = 0; cc < Cg; ++cc) {
-            const int64_t ci = g * Cg + cc;
-            for (int64_t i = 0; i < H; ++i)
-              for (int64_t kh = 0; kh < KH; ++kh) {
-                if (i * sh + kh * dh - ph != oh) continue;
-                for (int64_t j = 0; j < W; ++j)
-                  for (int64_t kw = 0; kw < KW; ++kw) {
-                    if (j * sw + kw * dw - pw != ow) continue;
-                    acc += x[((n * C + ci) * H + i) * W + j] *
-                           w[((ci * Mg + m % Mg) * KH + kh) * KW + kw];
-                  }
-              }
-          }
-          y[((n * M + m) * OH + oh) * OW + ow] = acc;
+      for (int64_t o = 0; o < ON; ++o) {
+        const int64_t od[3] = {o / (O[1] * O[2]), (o / O[2]) % O[1], o % O[2]};
+        double acc = b.empty() ? 0.0 : b[m];
+        for (int64_t cc = 0; cc < Cg; ++cc) {
+          const int64_t ci = g * Cg + cc;
+          for (int64_t i = 0; i < IN; ++i)
+            for (int64_t kk = 0; kk < KN; ++kk) {
+              const int64_t id[3] = {i / (I[1] * I[2]), (i / I[2]) % I[1], i % I[2]};
+              const int64_t kd[3] = {kk / (K[1] * K[2]), (kk / K[2]) % K[1], kk % K[2]};
+              bool hit = true;
+              for (int a = 0; a < 3; ++a) hit = hit && id[a] * S[a] + kd[a] * Dl[a] - P[a] == od[a];
+              if (hit) acc += x[(n * C + ci) * IN + i] * w[(ci * Mg + m % Mg) * KN + kk];
+            }
         }
+        y[(n * M + m) * ON + o] = acc;
+      }
     }
   out_dims = {N, M};
   for (int64_t o : out) out_dims.push_back(o);
@@ -169,6 +171,24 @@ TEST(OnnxWindowOps, ConvTranspose1d) {
   check_conv_transpose({{1, 1, 3}, {1, 2, 3}, 1, {}, {}, {}, {}, {6}}, 17);
 }
 
+TEST(OnnxWindowOps, ConvTranspose3d) {
+  check_conv_transpose({{1, 2, 2, 3, 2}, {2, 3, 2, 2, 3}}, 17);
+  check_conv_transpose({{1, 4, 3, 2, 3},
+                        {4, 1, 3, 2, 2},
+                        2,
+                        {2, 1, 3},
+                        {1, 2, 1},
+                        {1, 0, 1, 0, 1, 2},
+                        {1, 0, 2},
+                        {},
+                        "",
+                        true},
+                       17);
+  check_conv_transpose(
+      {{1, 1, 2, 2, 2}, {1, 2, 2, 3, 2}, 1, {2, 2, 2}, {}, {}, {}, {}, "SAME_UPPER"}, 22);
+  check_conv_transpose({{1, 1, 2, 3, 2}, {1, 1, 2, 2, 2}, 1, {2, 1, 2}, {}, {}, {}, {5, 4, 5}}, 11);
+}
+
 TEST(OnnxWindowOps, ConvTransposeErrors) {
   auto error = [](std::vector<int64_t> x, std::vector<int64_t> w,
                   std::function<void(pb::NodeProto&)> attrs) {
@@ -180,9 +200,10 @@ TEST(OnnxWindowOps, ConvTransposeErrors) {
     return import_error(m);
   };
   auto none = [](pb::NodeProto&) {};
-  EXPECT_EQ(error({1, 2, 3, 3, 3}, {2, 1, 2, 2, 2}, none),
-            "m.onnx: node 0 'ct' (ConvTranspose): input has shape [1,2,3,3,3]: "
-            "ConvTranspose of rank other than 3 (N, C, W) or 4 (N, C, H, W) is not supported");
+  EXPECT_EQ(error({1, 2, 3, 3, 3, 3}, {2, 1, 2, 2, 2, 2}, none),
+            "m.onnx: node 0 'ct' (ConvTranspose): input has shape [1,2,3,3,3,3]: "
+            "ConvTranspose of rank other than 3 (N, C, W), 4 (N, C, H, W) or 5 (N, C, D, H, W) "
+            "is not supported");
   EXPECT_NE(error({1, 3, 3, 3}, {3, 1, 2, 2}, [](pb::NodeProto& n) { set_i(n, "group", 2); })
                 .find("group 2 does not divide the 3 input channels"),
             std::string::npos);

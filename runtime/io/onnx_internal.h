@@ -329,8 +329,9 @@ class Importer {
   bool lower_nn();
   void lower_conv();
   ValueId conv(ValueId x, ValueId w, std::optional<ValueId> bias);
-  ValueId conv_3d(ValueId x, ValueId w, std::optional<ValueId> bias,
-                  const std::vector<int64_t>& kernel);
+  // A 3-D Conv over x [N, C, D, H, W] with window `win` as 2-D Convs (onnx_lower_nn.cpp).
+  ValueId conv_3d(ValueId x, ValueId w, std::optional<ValueId> bias, const WindowSpec& win,
+                  int64_t group);
   void lower_pool(bool max);
   void lower_global_pool(bool max);
   ValueId as_2d(ValueId x);                 // [N, C, W] as [N, C, 1, W]

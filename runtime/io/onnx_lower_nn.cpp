@@ -127,7 +127,8 @@ ValueId Importer::conv(ValueId x, ValueId w, std::optional<ValueId> bias) {
   std::vector<int64_t> wk(ws.begin() + 2, ws.end());
   std::vector<int64_t> kernel = ints_or(*cur_, "kernel_shape", wk);
   if (kernel != wk) throw Error("kernel_shape does not match the weight " + to_string(ws));
-  if (nd == 3) return conv_3d(x, w, bias, kernel);
+  if (nd == 3)
+    return conv_3d(x, w, bias, resolve_window(*cur_, xs, kernel, true), cur_->attr_int("group", 1));
   Node n;
   n.op = OpType::Conv;
   n.attrs = window_attrs(*cur_, xs, kernel, true);
@@ -143,11 +144,10 @@ ValueId Importer::conv(ValueId x, ValueId w, std::optional<ValueId> bias) {
 // output depth at once; its weight slice is constant when w is (packed once like any
 // Conv's). The sum runs over the taps in order, in f32.
 ValueId Importer::conv_3d(ValueId x, ValueId w, std::optional<ValueId> bias,
-                          const std::vector<int64_t>& kernel) {
+                          const WindowSpec& win, int64_t group) {
   const Shape xs = shape_of(x), ws = shape_of(w);
-  const WindowSpec win = resolve_window(*cur_, xs, kernel, true);
   const int64_t N = xs[0], C = xs[1], D = xs[2], M = ws[0];
-  const int64_t KD = kernel[0], sd = win.strides[0], dd = win.dilations[0];
+  const int64_t KD = win.kernel[0], sd = win.strides[0], dd = win.dilations[0];
   const int64_t span = (KD - 1) * dd + 1, padded = D + win.pads[0] + win.pads[3];
   if (padded < span)
     throw Error("the depth window (" + std::to_string(span) + ") is larger than the padded input (" +
@@ -176,7 +176,7 @@ ValueId Importer::conv_3d(ValueId x, ValueId w, std::optional<ValueId> bias,
     Node n;
     n.op = OpType::Conv;
     n.attrs = hw.attrs(true);
-    n.attrs["group"] = cur_->attr_int("group", 1);
+    n.attrs["group"] = group;
     n.inputs = {taps, wk};
     if (bias && kd == 0) n.inputs.push_back(*bias);
     ValueId y = emit(std::move(n), "conv_d" + std::to_string(kd));

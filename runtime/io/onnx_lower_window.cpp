@@ -61,10 +61,10 @@ ValueId Importer::filled(DType t, double v, const Shape& shape, const std::strin
 void Importer::lower_conv_transpose() {
   ValueId x = rt(0), w = rt(1);
   const Shape xs = shape_of(x), ws = shape_of(w);
-  if (xs.size() != 3 && xs.size() != 4)
+  if (xs.size() < 3 || xs.size() > 5)
     throw Error("input has shape " + to_string(xs) +
-                ": ConvTranspose of rank other than 3 (N, C, W) or 4 (N, C, H, W) is not "
-                "supported");
+                ": ConvTranspose of rank other than 3 (N, C, W), 4 (N, C, H, W) or 5 (N, C, D, "
+                "H, W) is not supported");
   const int nd = static_cast<int>(xs.size()) - 2;
   const size_t und = static_cast<size_t>(nd);
   if (ws.size() != xs.size())
@@ -104,13 +104,14 @@ void Importer::lower_conv_transpose() {
     throw Error("unsupported attribute: auto_pad '" + auto_pad + "'");
   if (auto_pad == "VALID") pads.reset();
 
-  // Per spatial axis (as 2-D: axis 0 is H, a 1-D op's H is a window of 1 over 1):
-  // the Conv's begin/end pads and the crop of the upsampled input.
+  // Per spatial axis of the Conv it becomes (2-D, axis 0 H, a 1-D op's H a window of 1
+  // over 1; or 3-D): the Conv's begin/end pads and the crop of the upsampled input.
   const int64_t m_per_group = ws[1], c_per_group = xs[1] / group;
-  int64_t conv_pad[4] = {0, 0, 0, 0}, crop_b[2] = {0, 0}, crop_e[2] = {0, 0};
-  int64_t up[2] = {1, 1}, dil2[2] = {1, 1}, k2[2] = {1, 1};
+  const int sp = std::max(nd, 2);  // the Conv's spatial axes
+  std::vector<int64_t> conv_pad(2 * sp, 0), crop_b(sp, 0), crop_e(sp, 0), up(sp, 1),
+      dil2(sp, 1), k2(sp, 1);
   for (int a = 0; a < nd; ++a) {
-    const int b = a + 2 - nd;  // the 2-D axis
+    const int b = a + sp - nd;  // the Conv's axis
     const int64_t in = xs[2 + a], k = kernel[a], s = strides[a], d = dil[a];
     if (s < 1 || d < 1 || k < 1 || out_pad[a] < 0)
       throw Error("strides, dilations and kernel sizes must be >= 1 and output_padding >= 0");
@@ -139,7 +140,7 @@ void Importer::lower_conv_transpose() {
       throw Error("pads crop the whole input along spatial axis " + std::to_string(a) +
                   " (not supported)");
     conv_pad[b] = std::max<int64_t>(0, begin);
-    conv_pad[b + 2] = std::max<int64_t>(0, end);
+    conv_pad[b + sp] = std::max<int64_t>(0, end);
     up[b] = s;
     dil2[b] = d;
     k2[b] = k;
@@ -149,7 +150,7 @@ void Importer::lower_conv_transpose() {
   // then [in·s]), trimmed to (in - 1)·s + 1 less the crops.
   x = as_2d(x);
   const DType t = dtype_of(x);
-  for (int b = 0; b < 2; ++b) {
+  for (int b = 0; b < sp; ++b) {
     const int axis = 2 + b;
     const int64_t in = shape_of(x)[axis];
     if (up[b] > 1 && in > 1) {
@@ -168,24 +169,36 @@ void Importer::lower_conv_transpose() {
       x = op1(OpType::Slice, slice_attrs(axis, crop_b[b], len - crop_e[b], 1), x, "crop");
   }
 
-  // w [C, M/g, kh, kw] -> [g, C/g, M/g, kh, kw] -> [g, M/g, C/g, kh, kw] -> [M, C/g, kh, kw],
+  // w [C, M/g, k...] -> [g, C/g, M/g, k...] -> [g, M/g, C/g, k...] -> [M, C/g, k...],
   // each kernel flipped.
   w = as_2d(w);
-  w = reshape(w, {group, c_per_group, m_per_group, k2[0], k2[1]});
-  w = op1(OpType::Dimshuffle, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}}, w, "wT");
-  w = reshape(w, {group * m_per_group, c_per_group, k2[0], k2[1]});
-  for (int b = 0; b < 2; ++b)
+  Shape grouped{group, c_per_group, m_per_group}, regrouped{group * m_per_group, c_per_group};
+  std::vector<int64_t> perm{0, 2, 1};
+  for (int b = 0; b < sp; ++b) {
+    grouped.push_back(k2[b]);
+    regrouped.push_back(k2[b]);
+    perm.push_back(3 + b);
+  }
+  w = reshape(w, grouped);
+  w = op1(OpType::Dimshuffle, {{"perm", perm}}, w, "wT");
+  w = reshape(w, regrouped);
+  for (int b = 0; b < sp; ++b)
     if (k2[b] > 1)
       w = op1(OpType::Slice, slice_attrs(2 + b, k2[b] - 1, -(k2[b] + 1), -1), w, "flip");
 
+  std::optional<ValueId> bias;
+  if (cur_->has_input(2)) bias = rt(2);
+  if (sp == 3)
+    return set_rt(0, conv_3d(x, w, bias, WindowSpec{k2, std::vector<int64_t>(3, 1), dil2, conv_pad},
+                             group));
   Node n;
   n.op = OpType::Conv;
   n.attrs["strides"] = std::vector<int64_t>{1, 1};
-  n.attrs["dilations"] = std::vector<int64_t>{dil2[0], dil2[1]};
-  n.attrs["pads"] = std::vector<int64_t>(conv_pad, conv_pad + 4);
+  n.attrs["dilations"] = dil2;
+  n.attrs["pads"] = conv_pad;
   n.attrs["group"] = group;
   n.inputs = {x, w};
-  if (cur_->has_input(2)) n.inputs.push_back(rt(2));
+  if (bias) n.inputs.push_back(*bias);
   set_rt(0, from_2d(emit(std::move(n), "convtranspose"), nd));
 }
 
