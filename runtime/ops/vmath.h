@@ -283,15 +283,20 @@ HF_HD float erf_small_f(float a) {
                  -2.679146311e-02f, 5.032181237e-03f, -6.203253912e-04f);
   return fmadd(a, 0x1.20dd76p+0f, a * w);
 }
-// erfc(a) for 0.875 <= a <= 3.92 (above, erf rounds to 1): N(v)/D(v), v = a - 0.875 (exact
-// for every float a >= 0.875), to 2^-27.2 absolute; erfc <= 0.22 there, so its own rounding
-// errors (relative) reach the result 1 - erfc scaled down.
+// erfc(a) for 0.875 <= a <= 4: N(v)/D(v), v = a - 0.875 (exact for every float a >= 0.875),
+// to 2^-26.8 (1 - 2.5 erfc(a)) absolute: tighter near 0.875, where erfc (<= 0.22) is largest
+// and its own rounding errors (relative) reach the result 1 - erfc least scaled down. Larger
+// a (inf too) are held at 4 by an unsigned min on the bits (one instruction, where a float
+// clamp is a compare and a blend: 5% of a GELU loop on AVX2): erf(4) rounds to 1, erfc(4) =
+// 1.5e-8 < 2^-25 with room for the fit's error. A NaN would become 4 too: erf sends NaN to
+// the other piece.
 HF_HD float erfc_mid_f(float a) {
-  float v = a - 0.875f;
-  float n = poly(v, 2.159249326e-01f, -4.411908932e-01f, 3.807605797e-01f, -1.775013385e-01f,
-                 4.709389147e-02f, -6.735130376e-03f, 4.051741688e-04f);
-  float d = poly(v, 1.0f, 3.869546484e-01f, 5.774546761e-01f, 1.876171975e-01f,
-                 1.392376874e-01f, 2.907958804e-02f, 2.139955687e-02f);
+  u32 b = bits(a), four = 0x40800000u;  // 4.0f
+  float v = as_f32(b < four ? b : four) - 0.875f;
+  float n = poly(v, 2.159249336e-01f, -4.394142628e-01f, 3.774591684e-01f, -1.750166714e-01f,
+                 4.614878073e-02f, -6.553754210e-03f, 3.911497188e-04f);
+  float d = poly(v, 1.0f, 3.951838911e-01f, 5.821426511e-01f, 1.931585222e-01f,
+                 1.414649189e-01f, 3.049689904e-02f, 2.203582041e-02f);
   return n / d;
 }
 
@@ -454,17 +459,17 @@ HF_HD float sigmoid(float x) {
   return sel(__builtin_fabsf(z) > 88.375f, sel(z > 0.0f, 0.0f, 1.0f), q);  // NaN: q
 }
 
-// erf: float (8 lanes with AVX2); erf_small_f below 0.875, 1 - erfc_mid_f up to 3.92, 1
-// beyond. Max 1.095 ULP over every float with FMA (every AVX2 target, and the kernels, which
-// are built with -march=native), at x = 0x1.bf01acp-1, where the small piece ends; 1.82 ULP
-// without FMA (HOTFUSE_NATIVE=OFF), where fmadd rounds twice. The double form it replaces
-// (|x| P(x^2)/Q(x^2), 0.503 ULP) took 2.4x as long on AVX2 (bench/VMATH.md).
-// erf(+-0) = +-0, erf(+-inf) = +-1.
+// erf: float (8 lanes with AVX2); erf_small_f below 0.875, else 1 - erfc_mid_f (1 from
+// a = 3.92 on). Max 1.09 ULP over every float with FMA (every AVX2 target, and the kernels,
+// which are built with -march=native), where the small piece ends; 1.8 ULP without FMA
+// (HOTFUSE_NATIVE=OFF), where fmadd rounds twice (bench/VMATH.md has the exact figures). The
+// double form it replaces (|x| P(x^2)/Q(x^2), 0.503 ULP) took 1.65x as long in a GELU loop
+// on AVX2 (docs/math.md). erf(+-0) = +-0, erf(+-inf) = +-1.
 HF_HD float erf(float x) {
   using namespace detail;
   float a = __builtin_fabsf(x);
-  float r = sel(a < 0.875f, erf_small_f(a), 1.0f - erfc_mid_f(a));  // NaN: the second
-  return with_sign(sel(a > 3.92f, 1.0f, r), x);
+  float r = sel(!(a >= 0.875f), erf_small_f(a), 1.0f - erfc_mid_f(a));  // NaN: the first
+  return with_sign(r, x);
 }
 // erfc: double; 1 - erf_small for |x| <= 0.75, erfc_tail beyond (erfc(-x) = 2 - erfc(x)).
 // Max 0.5 ULP. erfc(-inf) = 2, erfc(inf) = 0, subnormal results for x in (9.19, 10.06).
