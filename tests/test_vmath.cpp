@@ -143,8 +143,7 @@ constexpr double kErfBound = 1.1;
 #else
 constexpr double kErfBound = 1.85;
 #endif
-HF_UNARY(erf, kErfBound, erfl, {0x1p-149f, 0x1p-120f}, {0x1p-20f, 4.f}, {0.8f, 0.95f},
-         {3.f, 3.95f})
+HF_UNARY(erf, kErfBound, erfl, {0x1p-149f, 0x1p-120f}, {0x1p-20f, 4.f}, {0.8f, 0.95f}, {3.f, 3.95f})
 // sigmoid flushes below -88.375 (exact results under 4.2e-39; VmathSpecial.ExpLog pins that).
 TEST(VmathAccuracy, sigmoid) {
   std::vector<float> xs;
@@ -269,7 +268,7 @@ TEST(VmathSpecial, ExpLog) {
   HF_EXPECT_NAN(vm::sigmoid(kNaN));
   HF_EXPECT_SAME(vm::erf(4.00001f), 1.0f);
   HF_EXPECT_SAME(vm::erf(-0x1.f5c292p+1f), -1.0f);  // just above the cutoff, 3.92
-  HF_EXPECT_SAME(vm::erf(0x1p-149f), 0x1p-149f);  // 1.128 2^-149 rounds to 2^-149
+  HF_EXPECT_SAME(vm::erf(0x1p-149f), 0x1p-149f);    // 1.128 2^-149 rounds to 2^-149
   HF_EXPECT_SAME(vm::expm1(-0.0f), -0.0f);
   HF_EXPECT_SAME(vm::expm1(-kInf), -1.0f);
   HF_EXPECT_SAME(vm::expm1(kInf), kInf);

@@ -273,14 +273,15 @@ HF_HD double erf_small(double x) {
 // what keeps the error near 1 ULP: a rational x P(x^2)/Q(x^2) in float (four roundings of
 // relative 2^-24, each worth up to 1 ULP where erf is near the top of a binade) measured 5.1
 // ULP. Coefficients: Lawson-weighted linearised (Loeb) rational/polynomial minimax fits, mpmath
-// references, rounded to float and checked over every float (bench/vmath_exhaustive.cpp).
+// references (bench/fit_erf.py), rounded to float and checked over every float
+// (bench/vmath_exhaustive.cpp).
 //
 // erf(a) for 0 <= a <= 0.875: a c0 + a W(a^2), c0 = float(2/sqrt(pi)) and W(s) = erf(a)/a - c0
 // (W(0) is c0's rounding error), to 2^-26.8 relative to erf; the sum rounds once (fmadd), and
 // a W is at most 0.3 of it.
 HF_HD float erf_small_f(float a) {
-  float w = poly(a * a, -6.823805408e-08f, -3.761255047e-01f, 1.128245534e-01f,
-                 -2.679146311e-02f, 5.032181237e-03f, -6.203253912e-04f);
+  float w = poly(a * a, -6.823805165e-08f, -3.761255145e-01f, 1.128245518e-01f, -2.679146267e-02f,
+                 5.032181274e-03f, -6.203253870e-04f);
   return fmadd(a, 0x1.20dd76p+0f, a * w);
 }
 // erfc(a) for 0.875 <= a <= 4: N(v)/D(v), v = a - 0.875 (exact for every float a >= 0.875),
@@ -295,8 +296,8 @@ HF_HD float erfc_mid_f(float a) {
   float v = as_f32(b < four ? b : four) - 0.875f;
   float n = poly(v, 2.159249336e-01f, -4.394142628e-01f, 3.774591684e-01f, -1.750166714e-01f,
                  4.614878073e-02f, -6.553754210e-03f, 3.911497188e-04f);
-  float d = poly(v, 1.0f, 3.951838911e-01f, 5.821426511e-01f, 1.931585222e-01f,
-                 1.414649189e-01f, 3.049689904e-02f, 2.203582041e-02f);
+  float d = poly(v, 1.0f, 3.951838911e-01f, 5.821426511e-01f, 1.931585222e-01f, 1.414649189e-01f,
+                 3.049689904e-02f, 2.203582041e-02f);
   return n / d;
 }
 
@@ -459,12 +460,12 @@ HF_HD float sigmoid(float x) {
   return sel(__builtin_fabsf(z) > 88.375f, sel(z > 0.0f, 0.0f, 1.0f), q);  // NaN: q
 }
 
-// erf: float (8 lanes with AVX2); erf_small_f below 0.875, else 1 - erfc_mid_f (1 from
-// a = 3.92 on). Max 1.09 ULP over every float with FMA (every AVX2 target, and the kernels,
-// which are built with -march=native), where the small piece ends; 1.8 ULP without FMA
-// (HOTFUSE_NATIVE=OFF), where fmadd rounds twice (bench/VMATH.md has the exact figures). The
-// double form it replaces (|x| P(x^2)/Q(x^2), 0.503 ULP) took 1.65x as long in a GELU loop
-// on AVX2 (docs/math.md). erf(+-0) = +-0, erf(+-inf) = +-1.
+// erf: float (8 lanes with AVX2); erf_small_f below 0.875, else 1 - erfc_mid_f (which rounds
+// to 1 from 3.92 on). Max 1.095 ULP over every float with FMA (every AVX2 target, and the
+// kernels, which are built with -march=native), at x = 0x1.bf01acp-1, where the small piece
+// ends; 1.82 ULP without FMA (HOTFUSE_NATIVE=OFF), where fmadd rounds twice. The double form
+// it replaces (|x| P(x^2)/Q(x^2), 0.503 ULP) took 1.7x as long in a GELU loop on AVX2
+// (docs/math.md, bench/VMATH.md). erf(+-0) = +-0, erf(+-inf) = +-1.
 HF_HD float erf(float x) {
   using namespace detail;
   float a = __builtin_fabsf(x);
