@@ -10,9 +10,10 @@
 #   /usr/bin/python3 bench/peer_ratio.py WORKLOAD [ROUNDS] [WORKDIR]
 # WORKLOAD: abc, ab_plus_c, gelu_chain, activation_chain, adam or layernorm.
 # Environment: HF_RATIO_THREADS (default 2); HF_RATIO_PEER_FLAGS, extra g++ flags for the peer
-# (e.g. -mno-avx512f, with HOTFUSE_CXX a compiler wrapper that appends the same, to emulate an
-# AVX2-only machine); HF_RATIO_BINS, hotfuse-run binaries separated by ':' (default
-# build/hotfuse-run), each run in every round, so that old and new builds are interleaved.
+# (e.g. -mno-avx512f, with HOTFUSE_CXX=$PWD/bench/cxx_avx2.sh, which appends the same to the
+# kernels', to emulate an AVX2-only machine); HF_RATIO_BINS, hotfuse-run binaries separated
+# by ':' (default build/hotfuse-run), each run in every round, so that old and new builds are
+# interleaved.
 import ctypes, json, os, statistics, subprocess, sys, time
 
 import numpy as np
