@@ -21,7 +21,8 @@ def fit(fn, weight, a, b, shift, m, n, nodes=3000, iterations=400):
     lawson, d_prev, best = np.ones(nodes) / nodes, np.ones(nodes), None
     for _ in range(iterations):
         w = np.sqrt(lawson) / (w_err * np.abs(d_prev))
-        A = np.hstack([v[:, None] ** np.arange(m + 1), -f[:, None] * v[:, None] ** np.arange(1, n + 1)])
+        A = np.hstack([v[:, None] ** np.arange(m + 1),
+                       -f[:, None] * v[:, None] ** np.arange(1, n + 1)])
         c, *_ = np.linalg.lstsq(A * w[:, None], f * w, rcond=None)
         num, den = c[:m + 1], np.concatenate([[1.0], c[m + 1:]])
         d_prev = np.polyval(den[::-1], v)
