@@ -9,7 +9,11 @@
 # Usage (Debian's python3, which has numpy):
 #   /usr/bin/python3 bench/peer_ratio.py WORKLOAD [ROUNDS] [WORKDIR]
 # WORKLOAD: abc, ab_plus_c, gelu_chain, activation_chain, adam or layernorm.
-# Environment: HF_RATIO_THREADS (default 2).
+# Environment: HF_RATIO_THREADS (default 2); HF_RATIO_PEER_FLAGS, extra g++ flags for the peer
+# (e.g. -mno-avx512f, with HOTFUSE_CXX=$PWD/bench/cxx_avx2.sh, which appends the same to the
+# kernels', to emulate an AVX2-only machine); HF_RATIO_BINS, hotfuse-run binaries separated
+# by ':' (default build/hotfuse-run), each run in every round, so that old and new builds are
+# interleaved.
 import ctypes, json, os, statistics, subprocess, sys, time
 
 import numpy as np
@@ -23,7 +27,8 @@ peers = os.path.join(root, "..", "shared", "bench", "peers")
 lib_path = os.path.join(work, "fused_fast.so")
 # Built as run.sh / run_examples.sh build it.
 subprocess.run(["g++", "-O3", "-march=native", "-fopenmp", "-ffast-math", "-fPIC", "-shared",
-                os.path.join(peers, "fused.cpp"), "-o", lib_path], check=True)
+                os.path.join(peers, "fused.cpp"), "-o", lib_path] +
+               os.environ.get("HF_RATIO_PEER_FLAGS", "").split(), check=True)
 subprocess.run([sys.executable,
                 os.path.join(root, "tools", "make_examples.py"), os.path.join(work, "graphs"),
                 "--log2", "24"], check=True, stdout=subprocess.DEVNULL)
@@ -78,9 +83,12 @@ def peer_ms():
     return statistics.median(ts) * 1e3
 
 
-def hotfuse_ms():
+bins = os.environ.get("HF_RATIO_BINS", os.path.join(root, "build", "hotfuse-run")).split(":")
+
+
+def hotfuse_ms(binary):
     rep = os.path.join(work, "report.json")
-    subprocess.run([os.path.join(root, "build", "hotfuse-run"),
+    subprocess.run([binary,
                     os.path.join(work, "graphs", which + ".json"), "--threads", str(nt), "--iters",
                     "15", "--warmup", "2", "--fusion", "all", "--report", rep],
                    check=True, stdout=subprocess.DEVNULL)
@@ -88,12 +96,16 @@ def hotfuse_ms():
     return s["fused_ms"], s["kernels_after"]
 
 
-ratios = []
+ratios = [[] for _ in bins]
 for r in range(rounds):
-    h, k = hotfuse_ms()
-    p = peer_ms()
-    ratios.append(h / p)
-    print(f"round {r}: hotfuse {h:.2f} ms ({k} kernels)  peer -ffast-math {p:.2f} ms  "
-          f"ratio {h / p:.2f}", flush=True)
-print(f"{which}: median ratio {statistics.median(ratios):.2f} (min {min(ratios):.2f}, "
-      f"max {max(ratios):.2f}) over {rounds} rounds; load average {os.getloadavg()[0]:.1f}")
+    for i, b in enumerate(bins):
+        h, k = hotfuse_ms(b)
+        p = peer_ms()
+        ratios[i].append(h / p)
+        tag = f" [{b}]" if len(bins) > 1 else ""
+        print(f"round {r}: hotfuse {h:.2f} ms ({k} kernels)  peer -ffast-math {p:.2f} ms  "
+              f"ratio {h / p:.2f}{tag}", flush=True)
+for b, rs in zip(bins, ratios):
+    tag = f" [{b}]" if len(bins) > 1 else ""
+    print(f"{which}: median ratio {statistics.median(rs):.2f} (min {min(rs):.2f}, "
+          f"max {max(rs):.2f}) over {rounds} rounds{tag}; load average {os.getloadavg()[0]:.1f}")

@@ -260,7 +260,7 @@ HF_HD double atan2_pos(double a, double b) {
   return sel(a > b, kPi2 - r, r);
 }
 
-// erf(x) = x P(x^2) for |x| <= 0.75, to 2^-35 (erfc; erf uses erf_ratio).
+// erf(x) = x P(x^2) for |x| <= 0.75, to 2^-35 (erfc).
 HF_HD double erf_small(double x) {
   double x2 = x * x;
   return x * poly(x2, 1.1283791670678005, -0.37612638427558648, 0.11283778252387656,
@@ -268,18 +268,37 @@ HF_HD double erf_small(double x) {
                   9.4612612285549364e-05);
 }
 
-// erf(a)/a = P(a^2)/Q(a^2) for 0 <= a <= 4, to 2^-32.5 (relative minimax). The coefficients
-// are all positive, so P and Q are evaluated to 2^-52. 13 fmas and a division: 2.6x faster
-// than erf_small and erfc_tail (two polynomials, an exp and a division) both computed. Float
-// lanes cannot give erf within 0.51 ULP, which needs ~2^-31 before the last rounding.
-HF_HD double erf_ratio(double s) {
-  double p =
-      poly(s, 1.1283791669145615, 0.3246095155058896, 0.07754942287260984, 0.010793024742077894,
-           0.000893374513468495, 6.0989384778778475e-05, 1.0670550738912973e-06);
-  double q = poly(s, 1.0, 0.621011018039638, 0.17573012748860387, 0.02984997820496926,
-                  0.003325438854660711, 0.00024371212749377477, 1.0689439884168386e-05,
-                  4.517815236424885e-08);
-  return p / q;
+// erf in float lanes, two pieces split at a = 0.875, both computed and blended (one division
+// in all). Each ends in one rounding of a sum whose larger term is exact or nearly so, which is
+// what keeps the error near 1 ULP: a rational x P(x^2)/Q(x^2) in float (four roundings of
+// relative 2^-24, each worth up to 1 ULP where erf is near the top of a binade) measured 5.1
+// ULP. Coefficients: Lawson-weighted linearised (Loeb) rational/polynomial minimax fits, mpmath
+// references (bench/fit_erf.py), rounded to float and checked over every float
+// (bench/vmath_exhaustive.cpp).
+//
+// erf(a) for 0 <= a <= 0.875: a c0 + a W(a^2), c0 = float(2/sqrt(pi)) and W(s) = erf(a)/a - c0
+// (W(0) is c0's rounding error), to 2^-26.8 relative to erf; the sum rounds once (fmadd), and
+// a W is at most 0.3 of it.
+HF_HD float erf_small_f(float a) {
+  float w = poly(a * a, -6.823805165e-08f, -3.761255145e-01f, 1.128245518e-01f, -2.679146267e-02f,
+                 5.032181274e-03f, -6.203253870e-04f);
+  return fmadd(a, 0x1.20dd76p+0f, a * w);
+}
+// erfc(a) for 0.875 <= a <= 4: N(v)/D(v), v = a - 0.875 (exact for every float a >= 0.875),
+// to 2^-26.8 (1 - 2.5 erfc(a)) absolute: tighter near 0.875, where erfc (<= 0.22) is largest
+// and its own rounding errors (relative) reach the result 1 - erfc least scaled down. Larger
+// a (inf too) are held at 4 by an unsigned min on the bits (one instruction, where a float
+// clamp is a compare and a blend: 5% of a GELU loop on AVX2): erf(4) rounds to 1, erfc(4) =
+// 1.5e-8 < 2^-25 with room for the fit's error. A NaN would become 4 too: erf sends NaN to
+// the other piece.
+HF_HD float erfc_mid_f(float a) {
+  u32 b = bits(a), four = 0x40800000u;  // 4.0f
+  float v = as_f32(b < four ? b : four) - 0.875f;
+  float n = poly(v, 2.159249336e-01f, -4.394142628e-01f, 3.774591684e-01f, -1.750166714e-01f,
+                 4.614878073e-02f, -6.553754210e-03f, 3.911497188e-04f);
+  float d = poly(v, 1.0f, 3.951838911e-01f, 5.821426511e-01f, 1.931585222e-01f, 1.414649189e-01f,
+                 3.049689904e-02f, 2.203582041e-02f);
+  return n / d;
 }
 
 // erfc(a) for a >= 0.75: e^(-a^2) R(2/(2+a)), R to 2^-37 on [0.75, 10.1]; a^2 is exact.
@@ -441,14 +460,17 @@ HF_HD float sigmoid(float x) {
   return sel(__builtin_fabsf(z) > 88.375f, sel(z > 0.0f, 0.0f, 1.0f), q);  // NaN: q
 }
 
-// erf: double; |x| erf_ratio(x^2) with |x| held at 4 (erf(4) rounds to 1). Max 0.503 ULP
-// (over every float too).
-// erf(+-0) = +-0, erf(+-inf) = +-1.
+// erf: float (8 lanes with AVX2); erf_small_f below 0.875, else 1 - erfc_mid_f (which rounds
+// to 1 from 3.92 on). Max 1.095 ULP over every float with FMA (every AVX2 target, and the
+// kernels, which are built with -march=native), at x = 0x1.bf01acp-1, where the small piece
+// ends; 1.82 ULP without FMA (HOTFUSE_NATIVE=OFF), where fmadd rounds twice. The double form
+// it replaces (|x| P(x^2)/Q(x^2), 0.503 ULP) took 1.7x as long in a GELU loop on AVX2
+// (docs/math.md, bench/VMATH.md). erf(+-0) = +-0, erf(+-inf) = +-1.
 HF_HD float erf(float x) {
   using namespace detail;
-  float ax = __builtin_fabsf(x);
-  double a = sel(ax > 4.0f, 4.0f, ax);  // NaN passes
-  return with_sign((float)(a * erf_ratio(a * a)), x);
+  float a = __builtin_fabsf(x);
+  float r = sel(!(a >= 0.875f), erf_small_f(a), 1.0f - erfc_mid_f(a));  // NaN: the first
+  return with_sign(r, x);
 }
 // erfc: double; 1 - erf_small for |x| <= 0.75, erfc_tail beyond (erfc(-x) = 2 - erfc(x)).
 // Max 0.5 ULP. erfc(-inf) = 2, erfc(inf) = 0, subnormal results for x in (9.19, 10.06).
