@@ -171,8 +171,12 @@ Session& ShapeSessions::session_for(std::span<const TensorView> inputs) {
       throw Error("graph '" + g.name + "': input '" + v.name + "' is " + to_string(v.shape) +
                   ", given " + to_string(inputs[k].shape));
     if (std::find(g.specialised_inputs.begin(), g.specialised_inputs.end(), v.name) !=
-        g.specialised_inputs.end())
+        g.specialised_inputs.end()) {
+      if (small[k].numel() == 0)  // an import only takes values this small as constants
+        throw Error("graph '" + g.name + "' is specialised to the value of input '" + v.name +
+                    "', which has more than " + std::to_string(kMaxGivenValue) + " elements");
       e->values.emplace_back(k, std::move(small[k]));
+    }
   }
 
   const std::string signature = input_signature_text(g) + values_text(g, e->values);
@@ -186,14 +190,14 @@ Session& ShapeSessions::session_for(std::span<const TensorView> inputs) {
   }
   e->record = static_cast<size_t>(rec - shapes_.begin());
   e->earlier = *rec;
-  ++rec->sessions;
-  rec->live = true;
 
   SessionOptions o = options_;
   if (warm_) o.warmup_min_s = 0;  // the thread pool has run: nothing to wait for
-  warm_ = true;
   o.verdicts = &verdicts_;
   e->session = std::make_unique<Session>(g, target_, machine_, o);
+  warm_ = true;
+  ++rec->sessions;
+  rec->live = true;
 
   if (entries_.size() >= capacity_) {
     shapes_[entries_.back()->record].live = false;
