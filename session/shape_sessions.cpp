@@ -154,7 +154,7 @@ Session& ShapeSessions::session_for(std::span<const TensorView> inputs) {
   }
 
   auto e = std::make_unique<Entry>();
-  std::vector<HostTensor> small(inputs.size());
+  SmallInputs small(inputs.size());
   for (size_t k = 0; k < inputs.size(); ++k) {
     e->shapes.push_back(inputs[k].shape);
     if (numel(inputs[k].shape) <= kMaxGivenValue)
@@ -172,10 +172,10 @@ Session& ShapeSessions::session_for(std::span<const TensorView> inputs) {
                   ", given " + to_string(inputs[k].shape));
     if (std::find(g.specialised_inputs.begin(), g.specialised_inputs.end(), v.name) !=
         g.specialised_inputs.end()) {
-      if (small[k].numel() == 0)  // an import only takes values this small as constants
+      if (!small[k])  // an import only takes values this small as constants
         throw Error("graph '" + g.name + "' is specialised to the value of input '" + v.name +
                     "', which has more than " + std::to_string(kMaxGivenValue) + " elements");
-      e->values.emplace_back(k, std::move(small[k]));
+      e->values.emplace_back(k, std::move(*small[k]));
     }
   }
 

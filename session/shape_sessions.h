@@ -18,6 +18,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,13 +29,16 @@
 
 namespace hf {
 
+// Input values by position; nullopt where not copied (SmallInputs: above kMaxGivenValue).
+using SmallInputs = std::vector<std::optional<HostTensor>>;
+
 // The graph for inputs of these shapes, in the order of the model's inputs. `small` holds,
 // at the same positions, the values of the inputs with at most kMaxGivenValue elements
-// (runtime/io/test_data.h; an empty tensor for larger ones), for a model whose import needs
-// some as constants. Throws hf::Error when the model cannot take them (a JSON graph's
-// static shapes, a dimension the model fixes).
+// (runtime/io/test_data.h; empty ones included), for a model whose import needs some as
+// constants. Throws hf::Error when the model cannot take them (a JSON graph's static shapes,
+// a dimension the model fixes).
 using GraphForInputs =
-    std::function<Graph(const std::vector<Shape>& shapes, const std::vector<HostTensor>& small)>;
+    std::function<Graph(const std::vector<Shape>& shapes, const SmallInputs& small)>;
 
 // "x [4,64], mask [4,128]": a graph's inputs and their shapes.
 std::string input_signature_text(const Graph& g);

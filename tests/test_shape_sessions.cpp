@@ -83,7 +83,7 @@ struct Shapes {
     o.profile_iters = o.reprofile_iters = 1;
     o.sync_compile = true;
     sessions = std::make_unique<ShapeSessions>(
-        [this](const std::vector<Shape>& shapes, const std::vector<HostTensor>&) {
+        [this](const std::vector<Shape>& shapes, const SmallInputs&) {
           ++graphs_made;
           return chain(shapes.at(0).at(0));
         },
@@ -227,16 +227,19 @@ TEST(ShapeSessions, TheValuesOfSpecialisedInputsArePartOfTheSignature) {
   JitEnv env;
   cpu::CpuBackend backend;
   int made = 0;
-  auto graph = [&](const std::vector<Shape>&, const std::vector<HostTensor>& small) {
+  auto graph = [&](const std::vector<Shape>& shapes, const SmallInputs& small) {
     ++made;
+    const int64_t kn = shapes.at(1).at(0);
     Graph g = parse_graph_json(
         R"({"format": "hotfuse-graph", "version": 1, "name": "s", "inputs": [
-              {"name": "x", "dtype": "f32", "shape": [4]}, {"name": "k", "dtype": "f32", "shape": [2]}],
+              {"name": "x", "dtype": "f32", "shape": [4]}, {"name": "k", "dtype": "f32", "shape": [)" +
+            std::to_string(kn) + R"(]}],
             "nodes": [{"name": "y", "op": "Elemwise", "mode": "ADD", "inputs": ["x", "x"],
                        "outputs": ["y"]}],
             "outputs": ["y"]})",
         "test");
-    EXPECT_EQ(small.at(1).numel(), 2) << "small inputs are given to the import";
+    // Small inputs, empty ones too, are given to the import.
+    EXPECT_TRUE(small.at(1) && small.at(1)->numel() == kn);
     g.specialised_inputs = {"k"};
     return g;
   };
@@ -261,6 +264,13 @@ TEST(ShapeSessions, TheValuesOfSpecialisedInputsArePartOfTheSignature) {
   EXPECT_EQ(made, 2);
   ASSERT_EQ(sessions.shapes().size(), 2u);
   EXPECT_EQ(sessions.shapes()[1].signature, "x [4], k [2]; given k = [2,2]");
+  // An empty value (an ONNX ReduceSum's `axes` given as []) is a value like any other.
+  HostTensor none(DType::F32, {0});
+  std::vector<TensorView> empty{x.view(), none.view()};
+  Session& c = sessions.session_for(empty);
+  EXPECT_EQ(&sessions.session_for(empty), &c);
+  EXPECT_EQ(made, 3);
+  EXPECT_EQ(sessions.shapes()[2].signature, "x [4], k [0]; given k = []");
 }
 
 }  // namespace

@@ -148,7 +148,7 @@ int run_check(const CheckOptions& o) {
   // groups' sessions decided, and its graph is the one imported for it above.
   std::unique_ptr<RunTarget> target =
       make_run_target(o.cuda, o.threads, o.session.policy != FusionPolicy::Off);
-  auto graph_for = [&](const std::vector<Shape>& shapes, const std::vector<HostTensor>& small) {
+  auto graph_for = [&](const std::vector<Shape>& shapes, const SmallInputs& small) {
     for (const Planned& p : plans) {
       const Graph& g = p.g;
       bool same = g.inputs().size() == shapes.size();
@@ -156,7 +156,7 @@ int run_check(const CheckOptions& o) {
         const Value& v = g.value(g.inputs()[k]);
         same = v.shape == shapes[k];
         if (same && std::count(g.specialised_inputs.begin(), g.specialised_inputs.end(), v.name))
-          same = same_value(small[k], p.options.input_values.at(v.name));
+          same = small[k] && same_value(*small[k], p.options.input_values.at(v.name));
       }
       if (same) return g;
     }

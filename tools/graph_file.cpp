@@ -121,13 +121,12 @@ GraphForInputs graph_file_for_inputs(const std::string& path, const Graph& g) {
   for (ValueId v : g.inputs()) names.push_back(g.value(v).name);
   const std::optional<FileFormat> format = graph_file_format(path);
   const bool onnx = format && !format->json;
-  return [path, names, onnx, g](const std::vector<Shape>& shapes,
-                                const std::vector<HostTensor>& small) {
+  return [path, names, onnx, g](const std::vector<Shape>& shapes, const SmallInputs& small) {
     std::map<std::string, Shape> named;
     OnnxImportOptions opt;
     for (size_t k = 0; k < names.size() && k < shapes.size(); ++k) {
       named[names[k]] = shapes[k];
-      if (k < small.size() && small[k].numel() > 0) opt.input_values[names[k]] = small[k];
+      if (k < small.size() && small[k]) opt.input_values[names[k]] = *small[k];
     }
     if (onnx) return read_onnx(path, named, opt);
     for (ValueId v : g.inputs())

@@ -246,7 +246,7 @@ int run(const Options& o, std::chrono::steady_clock::time_point process_start) {
   so.trace_max_steps = 200000;
   // A graph at another signature is the one read above (the model is not imported twice).
   GraphForInputs read_again = graph_file_for_inputs(o.graph, g);
-  auto graph_for = [&](const std::vector<Shape>& shapes, const std::vector<HostTensor>& small) {
+  auto graph_for = [&](const std::vector<Shape>& shapes, const SmallInputs& small) {
     for (const Graph& known : graphs) {
       bool same = known.inputs().size() == shapes.size() && known.specialised_inputs.empty();
       for (size_t k = 0; same && k < shapes.size(); ++k)
