@@ -43,6 +43,9 @@ using GraphForInputs =
 // "x [4,64], mask [4,128]": a graph's inputs and their shapes.
 std::string input_signature_text(const Graph& g);
 
+// Whether g's inputs have these shapes, in order.
+bool takes_shapes(const Graph& g, const std::vector<Shape>& shapes);
+
 // One input signature seen, over the sessions that ran it (a dropped one may come back).
 struct ShapeRecord {
   std::string signature;  // input_signature_text, then the values the graph is specialised to

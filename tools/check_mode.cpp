@@ -151,12 +151,11 @@ int run_check(const CheckOptions& o) {
   auto graph_for = [&](const std::vector<Shape>& shapes, const SmallInputs& small) {
     for (const Planned& p : plans) {
       const Graph& g = p.g;
-      bool same = g.inputs().size() == shapes.size();
+      bool same = takes_shapes(g, shapes);
       for (size_t k = 0; same && k < shapes.size(); ++k) {
-        const Value& v = g.value(g.inputs()[k]);
-        same = v.shape == shapes[k];
-        if (same && std::count(g.specialised_inputs.begin(), g.specialised_inputs.end(), v.name))
-          same = small[k] && same_value(*small[k], p.options.input_values.at(v.name));
+        const std::string& name = g.value(g.inputs()[k]).name;
+        if (std::count(g.specialised_inputs.begin(), g.specialised_inputs.end(), name))
+          same = small[k] && same_value(*small[k], p.options.input_values.at(name));
       }
       if (same) return g;
     }

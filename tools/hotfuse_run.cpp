@@ -247,12 +247,8 @@ int run(const Options& o, std::chrono::steady_clock::time_point process_start) {
   // A graph at another signature is the one read above (the model is not imported twice).
   GraphForInputs read_again = graph_file_for_inputs(o.graph, g);
   auto graph_for = [&](const std::vector<Shape>& shapes, const SmallInputs& small) {
-    for (const Graph& known : graphs) {
-      bool same = known.inputs().size() == shapes.size() && known.specialised_inputs.empty();
-      for (size_t k = 0; same && k < shapes.size(); ++k)
-        same = known.value(known.inputs()[k]).shape == shapes[k];
-      if (same) return known;
-    }
+    for (const Graph& known : graphs)
+      if (known.specialised_inputs.empty() && takes_shapes(known, shapes)) return known;
     return read_again(shapes, small);
   };
   // Declared after `in` and `target`: the sessions go first.

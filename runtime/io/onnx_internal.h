@@ -145,13 +145,16 @@ struct WindowSpec {
   WindowSpec pick(std::initializer_list<int> axes) const;
   Attrs attrs(bool with_dilations) const;  // strides, pads (and dilations) for the op table
 };
+// Node n's integer-list attribute `name`, else `fallback`.
+std::vector<int64_t> ints_or(const OnnxNode& n, const char* name, std::vector<int64_t> fallback);
 // Node n's kernel_shape (given), strides, dilations and pads over x (rank 3 to 5), auto_pad
 // resolved (SAME_UPPER puts the odd padding at the end, SAME_LOWER at the beginning);
 // dilations other than 1 are an error unless `dilations`.
 WindowSpec resolve_window(const OnnxNode& n, const Shape& x, std::vector<int64_t> kernel,
                           bool dilations);
 // The same as the op table's 2-D strides, pads (and dilations) for x of rank 3 or 4 (3:
-// kernel comes back with an H entry of 1 prepended); rank 5 is refused (3-D Conv).
+// kernel comes back with an H entry of 1 prepended); rank 5 is refused (Importer::conv_3d
+// takes 3-D convolutions).
 Attrs window_attrs(const OnnxNode& n, const Shape& x, std::vector<int64_t>& kernel, bool dilations);
 
 class Importer {

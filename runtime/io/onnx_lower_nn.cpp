@@ -2,20 +2,16 @@
 // table's Conv, MaxPool, AveragePool, Concat, Slice and Gather (on constants these ops were
 // folded already). GlobalAveragePool / GlobalMaxPool become a Reduce, Split a Slice per
 // output. Convolution and pooling are 2-D (NCHW); 1-D ones run as 2-D with H = 1 (exact);
-// 3-D pooling as two 2-D pools (separable); 3-D convolution is refused. docs/onnx.md lists the
-// attributes each op takes.
+// 3-D pooling as two 2-D pools (separable), 3-D convolution as one 2-D Conv per depth tap.
+// docs/onnx.md lists the attributes each op takes.
 #include "runtime/io/onnx_internal.h"
 
 namespace hf::onnx_detail {
-
-namespace {
 
 std::vector<int64_t> ints_or(const OnnxNode& n, const char* name, std::vector<int64_t> fallback) {
   auto v = n.attr_ints(name);
   return v ? *v : fallback;
 }
-
-}  // namespace
 
 WindowSpec resolve_window(const OnnxNode& n, const Shape& x, std::vector<int64_t> kernel,
                           bool dilations) {
@@ -143,21 +139,19 @@ ValueId Importer::conv(ValueId x, ValueId w, std::optional<ValueId> bias) {
 // of x (padded along D with zeros) seen as [N·OD, C, H, W], so each 2-D Conv covers every
 // output depth at once; its weight slice is constant when w is (packed once like any
 // Conv's). The sum runs over the taps in order, in f32.
-ValueId Importer::conv_3d(ValueId x, ValueId w, std::optional<ValueId> bias,
-                          const WindowSpec& win, int64_t group) {
+ValueId Importer::conv_3d(ValueId x, ValueId w, std::optional<ValueId> bias, const WindowSpec& win,
+                          int64_t group) {
   const Shape xs = shape_of(x), ws = shape_of(w);
   const int64_t N = xs[0], C = xs[1], D = xs[2], M = ws[0];
   const int64_t KD = win.kernel[0], sd = win.strides[0], dd = win.dilations[0];
   const int64_t span = (KD - 1) * dd + 1, padded = D + win.pads[0] + win.pads[3];
   if (padded < span)
-    throw Error("the depth window (" + std::to_string(span) + ") is larger than the padded input (" +
-                std::to_string(padded) + ")");
+    throw Error("the depth window (" + std::to_string(span) +
+                ") is larger than the padded input (" + std::to_string(padded) + ")");
   const int64_t OD = (padded - span) / sd + 1;
   ValueId xp = x;
   const DType t = dtype_of(x);
-  auto zeros = [&](int64_t depth) {
-    return filled(t, 0, {N, C, depth, xs[3], xs[4]}, "pad");
-  };
+  auto zeros = [&](int64_t depth) { return filled(t, 0, {N, C, depth, xs[3], xs[4]}, "pad"); };
   if (win.pads[0] > 0 || win.pads[3] > 0) {
     std::vector<ValueId> parts;
     if (win.pads[0] > 0) parts.push_back(zeros(win.pads[0]));

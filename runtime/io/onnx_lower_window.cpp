@@ -8,17 +8,14 @@
 //   LpPool: (Σ |x|^p)^(1/p) over each window, the sum a depthwise Conv with weights 1.
 //   LRN: x / (bias + alpha/size · Σ x²)^beta, the sum over channels a Conv of x² seen as
 //     [N, 1, C, rest] with a [1, 1, size, 1] window of ones.
-// 1-D ops run as 2-D with H = 1; 3-D LpPool as two 2-D sums; 3-D ConvTranspose is refused.
+//   MaxUnpool: zeros with the values scattered (ScatterRows) at the positions given.
+// 1-D ops run as 2-D with H = 1; 3-D LpPool as two 2-D sums; 3-D ConvTranspose ends in a
+// 3-D Conv (onnx_lower_nn.cpp: one 2-D Conv per depth tap).
 #include "runtime/io/onnx_internal.h"
 
 namespace hf::onnx_detail {
 
 namespace {
-
-std::vector<int64_t> ints_or(const OnnxNode& n, const char* name, std::vector<int64_t> fallback) {
-  auto v = n.attr_ints(name);
-  return v ? *v : fallback;
-}
 
 // Window attributes beyond 2^40 are refused before any arithmetic on them (as
 // nn_geometry does for the op table's windows), so no product below can overflow.
@@ -108,8 +105,8 @@ void Importer::lower_conv_transpose() {
   // over 1; or 3-D): the Conv's begin/end pads and the crop of the upsampled input.
   const int64_t m_per_group = ws[1], c_per_group = xs[1] / group;
   const int sp = std::max(nd, 2);  // the Conv's spatial axes
-  std::vector<int64_t> conv_pad(2 * sp, 0), crop_b(sp, 0), crop_e(sp, 0), up(sp, 1),
-      dil2(sp, 1), k2(sp, 1);
+  std::vector<int64_t> conv_pad(2 * sp, 0), crop_b(sp, 0), crop_e(sp, 0), up(sp, 1), dil2(sp, 1),
+      k2(sp, 1);
   for (int a = 0; a < nd; ++a) {
     const int b = a + sp - nd;  // the Conv's axis
     const int64_t in = xs[2 + a], k = kernel[a], s = strides[a], d = dil[a];
@@ -189,8 +186,8 @@ void Importer::lower_conv_transpose() {
   std::optional<ValueId> bias;
   if (cur_->has_input(2)) bias = rt(2);
   if (sp == 3)
-    return set_rt(0, conv_3d(x, w, bias, WindowSpec{k2, std::vector<int64_t>(3, 1), dil2, conv_pad},
-                             group));
+    return set_rt(
+        0, conv_3d(x, w, bias, WindowSpec{k2, std::vector<int64_t>(3, 1), dil2, conv_pad}, group));
   Node n;
   n.op = OpType::Conv;
   n.attrs["strides"] = std::vector<int64_t>{1, 1};
@@ -401,7 +398,7 @@ void Importer::lower_max_unpool() {
   if (!is_int(dtype_of(rt(1)))) throw Error("I must be an integer tensor");
   const size_t nd = xs.size() - 2;
   auto ints = [&](const char* name, int64_t fill, size_t n) {
-    std::vector<int64_t> v = cur_->attr_ints(name).value_or(std::vector<int64_t>(n, fill));
+    std::vector<int64_t> v = ints_or(*cur_, name, std::vector<int64_t>(n, fill));
     if (v.size() != n)
       throw Error(std::string("attribute '") + name + "' has " + std::to_string(v.size()) +
                   " values, expected " + std::to_string(n));
