@@ -2,7 +2,8 @@
 // (accumulated in double): Linear layers whose batches fold into rows, attention's batched
 // products, a shared left operand, a matrix-vector product (column blocks), odd sizes
 // everywhere (the brgemm kernels' tails), at 1, 2 and 3 threads; constant weights packed once
-// and kept, run-time weights read on every call; and the shapes it leaves to matmul().
+// and kept (with padded rows where oneDNN reads them plain), run-time weights read on every
+// call; and the shapes it leaves to matmul().
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -64,6 +65,8 @@ const Case kCases[] = {
     {"attention_batched", {2, 3, 17, 8}, {2, 3, 8, 19}, {2, 3, 17, 19}},
     {"shared_left", {5, 6}, {3, 6, 7}, {3, 5, 7}},
     {"broadcast_batch_of_one", {1, 4, 9}, {4, 9, 3}, {4, 4, 3}},
+    // Rows of b 4 KiB apart: where oneDNN keeps b plain, the packed copy has padded rows.
+    {"rows_4k_apart", {24, 40}, {40, 1024}, {24, 1024}},
 };
 
 void expect_product(const Case& c, int threads, bool const_b) {

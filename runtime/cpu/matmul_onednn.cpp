@@ -27,6 +27,15 @@ constexpr int64_t kMinFlopsPerSlice = 1 << 18;
 constexpr int64_t kMinRowsPerSlice = 8;
 constexpr int64_t kMinColumnsPerSlice = 32;
 
+// The row stride of a plain packed b with `cols` columns: one cache line longer than the
+// rows rounded to lines. Where oneDNN keeps b plain (gemm:jit, the AVX2 kernels), it packs
+// a panel of b's rows on every call, and rows a multiple of 4 KiB apart (768 x 3072 floats)
+// land in a few sets of the physically indexed L2: that sgemm ran at half the speed of the
+// same one on padded rows (bench/RESULTS.md).
+int64_t padded_row(int64_t cols) {
+  return (cols + 15) / 16 * 16 + 16;
+}
+
 // The batch axes of x (its leading rank - 2 axes), right-aligned to `rank` axes.
 Shape batch_of(const Shape& x, size_t rank) {
   Shape b(rank, 1);
@@ -85,6 +94,12 @@ struct OnednnMatmul::Impl {
             by_columns || i == 0 ? memory::desc({k, cols}, kF32, memory::format_tag::any) : s[0].b;
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(sl.a, b_want, sl.c), user_scratchpad(),
                                       engine());
+      if (packs() && (by_columns || i == 0) &&
+          pd.weights_desc() == memory::desc({k, cols}, kF32, memory::format_tag::ab)) {
+        b_want = memory::desc({k, cols}, kF32, memory::dims{padded_row(cols), 1});
+        pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(sl.a, b_want, sl.c), user_scratchpad(),
+                                          engine());
+      }
       if (pd.src_desc() != sl.a || pd.dst_desc() != sl.c ||
           (!packs() && pd.weights_desc() != sl.b_plain) ||
           (packs() && !by_columns && i > 0 && pd.weights_desc() != s[0].b))
