@@ -132,6 +132,9 @@ const Case kCases[] = {
     {"rectangular_kernel", 1, 6, 10, 12, 10, 1, 3, 1, 0, 1, 1, true},
     {"no_padding_3x3", 1, 8, 7, 7, 8, 3, 3, 1, 0, 1, 1, true},
     {"more_threads_than_rows", 1, 8, 2, 2, 8, 3, 3, 1, 1, 1, 1, true},
+    // Bands that take the input row their stride skips (even heights, no padding).
+    {"3x3_stride2_skips_last_row", 1, 16, 12, 12, 16, 3, 3, 2, 0, 1, 1, true},
+    {"grouped_1x1_stride2_even", 1, 16, 12, 10, 24, 1, 1, 2, 0, 1, 2, true},
 };
 
 TEST(ConvOnednn, MatchesTheDirectConvolution) {

@@ -21,16 +21,18 @@ namespace hf {
 namespace {
 
 // x -> conv1 -> relu1 -> conv2 -> add(relu1) -> mul(s) -> dw (3x3/2, group 8) -> relu2 -> out;
-// relu1 is a second graph output, and conv3 (1x1) reads relu2 as well.
+// relu1 is a second graph output, and conv3 (1x1) reads relu2 as well; down (1x1/2, ResNet's
+// downsampling) reads relu1, whose even height leaves a row its bands skip.
 const char* kChain = R"({
   "inputs": [
-    {"name": "x", "dtype": "f32", "shape": [2, 6, 9, 11]},
+    {"name": "x", "dtype": "f32", "shape": [2, 6, 10, 11]},
     {"name": "s", "dtype": "f32", "shape": [1]},
     {"name": "w1", "dtype": "f32", "shape": [8, 6, 3, 3]},
     {"name": "b1", "dtype": "f32", "shape": [8]},
     {"name": "w2", "dtype": "f32", "shape": [8, 8, 3, 3]},
     {"name": "w3", "dtype": "f32", "shape": [8, 1, 3, 3]},
-    {"name": "w4", "dtype": "f32", "shape": [5, 8, 1, 1]}
+    {"name": "w4", "dtype": "f32", "shape": [5, 8, 1, 1]},
+    {"name": "w5", "dtype": "f32", "shape": [4, 8, 1, 1]}
   ],
   "nodes": [
     {"name": "conv1", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]}, "inputs": ["x", "w1", "b1"]},
@@ -41,9 +43,10 @@ const char* kChain = R"({
     {"name": "dw", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1], "strides": [2, 2], "group": 8},
      "inputs": ["mul:0", "w3"]},
     {"name": "relu2", "op": "Elemwise", "mode": "RELU", "inputs": ["dw:0"]},
-    {"name": "conv3", "op": "Conv", "inputs": ["relu2:0", "w4"]}
+    {"name": "conv3", "op": "Conv", "inputs": ["relu2:0", "w4"]},
+    {"name": "down", "op": "Conv", "attrs": {"strides": [2, 2]}, "inputs": ["relu1:0", "w5"]}
   ],
-  "outputs": ["conv3:0", "relu1:0", "relu2:0"]
+  "outputs": ["conv3:0", "relu1:0", "relu2:0", "down:0"]
 })";
 
 int count_op(const Graph& g, OpType op) {
@@ -63,8 +66,8 @@ TEST(NhwcLayout, MovesConvChainsToNhwcWithOneTransposeAtEachEnd) {
       EXPECT_EQ(n.attr_str("layout"), "NHWC") << n.name;
     }
   }
-  // x in; conv3, relu1 and relu2 out (relu2 also feeds conv3 inside the chain).
-  EXPECT_EQ(count_op(*nhwc, OpType::Dimshuffle), 4);
+  // x in; conv3, relu1, relu2 and down out (relu2 also feeds conv3 inside the chain).
+  EXPECT_EQ(count_op(*nhwc, OpType::Dimshuffle), 5);
   ASSERT_EQ(nhwc->outputs().size(), g.outputs().size());
   for (size_t i = 0; i < g.outputs().size(); ++i) {
     EXPECT_EQ(nhwc->value(nhwc->outputs()[i]).name, g.value(g.outputs()[i]).name);

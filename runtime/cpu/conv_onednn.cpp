@@ -203,14 +203,19 @@ struct OnednnConv::Impl {
       const int64_t r0 = OH * i / n, r1 = OH * (i + 1) / n;
       const int64_t a = r0 * w.stride[0] - w.pad_begin[0];
       const int64_t b = (r1 - 1) * w.stride[0] - w.pad_begin[0] + (w.k[0] - 1) * w.dilation[0];
-      const int64_t h0 = std::max<int64_t>(a, 0), h1 = std::min(b, H - 1) + 1;
+      // The band also takes the rows after b that its stride skips (they exist, and read
+      // or not they leave the output rows as they are): a 1x1 stride-2 Conv then sees
+      // ih = oh * stride, as for the whole image, and gets oneDNN's 1x1 kernel, not the
+      // general one at a third of its speed (ResNet-50's downsampling Convs on AVX2).
+      const int64_t h0 = std::max<int64_t>(a, 0), h1 = std::min(b + w.stride[0], H);
+      const int64_t pad_bottom = std::max<int64_t>(0, b + 1 - H);
       if (h1 <= h0) throw dnnl::error(dnnl_unimplemented, "a band reads no input row");
       sl.src = memory::desc({1, C, h1 - h0, W}, kF32, Tag::nhwc);
       sl.dst = memory::desc({1, M, r1 - r0, OW}, kF32, Tag::nhwc);
       sl.dst_off = r0 * OW * M;
       if (!post.empty() && !g.nhwc)
         throw dnnl::error(dnnl_unimplemented, "post-ops on a reordered output");
-      auto pd = conv_pd(sl.src, i == 0 ? wei_any : s[0].wei, sl.dst, M, h0 - a, b + 1 - h1,
+      auto pd = conv_pd(sl.src, i == 0 ? wei_any : s[0].wei, sl.dst, M, h0 - a, pad_bottom,
                         post_ops_for(sl, 0, M));
       if (pd.src_desc() != sl.src || pd.dst_desc() != sl.dst ||
           (i > 0 && pd.weights_desc() != s[0].wei))
