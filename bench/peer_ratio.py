@@ -97,15 +97,16 @@ def hotfuse_ms(binary):
 
 
 ratios = [[] for _ in bins]
+# (not `b`: the peer calls above read a global of that name)
 for r in range(rounds):
-    for i, b in enumerate(bins):
-        h, k = hotfuse_ms(b)
+    for i, binary in enumerate(bins):
+        h, k = hotfuse_ms(binary)
         p = peer_ms()
         ratios[i].append(h / p)
-        tag = f" [{b}]" if len(bins) > 1 else ""
+        tag = f" [{binary}]" if len(bins) > 1 else ""
         print(f"round {r}: hotfuse {h:.2f} ms ({k} kernels)  peer -ffast-math {p:.2f} ms  "
               f"ratio {h / p:.2f}{tag}", flush=True)
-for b, rs in zip(bins, ratios):
-    tag = f" [{b}]" if len(bins) > 1 else ""
+for binary, rs in zip(bins, ratios):
+    tag = f" [{binary}]" if len(bins) > 1 else ""
     print(f"{which}: median ratio {statistics.median(rs):.2f} (min {min(rs):.2f}, "
           f"max {max(rs):.2f}) over {rounds} rounds{tag}; load average {os.getloadavg()[0]:.1f}")
