@@ -36,11 +36,17 @@ bool accumulates_in_registers(const KernelSpec& s, const SpecInfo& info) {
 
 // seg(n, ...): n consecutive elements; the loop GCC vectorises. seg_acc(n, ...): the same
 // elements' reduce terms, accumulated in leaf_reduce's order, returned.
-void print_seg(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
+// Input `output_input` (if >= 0) is output 0's own values, read before each is overwritten:
+// seg reads out0[j] for it (one __restrict pointer, not two to the same memory).
+void print_seg(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, int output_input) {
   const bool acc = accumulates_in_registers(s, info);
   std::vector<std::string> params = {"::hf::i64 n"}, args;
   for (size_t k = 0; k < s.inputs.size(); ++k) {
     const std::string S = storage_type(s.inputs[k].dtype);
+    if (static_cast<int>(k) == output_input) {
+      args.push_back("out0[j]");
+      continue;
+    }
     switch (info.input[k]) {
       case InputUse::Unused:
         break;
@@ -146,7 +152,8 @@ void print_streaming_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo
 // `passed` on are scalars passed as arguments (a row-stage phase's row values), not loaded.
 // With accumulates_in_registers: range_acc(args, begin, end[, x<k>...]) returns the reduce
 // of [begin, end), one leaf of the reduce tree (so one segment).
-void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, size_t passed) {
+void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, size_t passed,
+                 int output_input) {
   const int R = s.rank;
   const bool acc = accumulates_in_registers(s, info);
   std::string sig = acc ? std::string("static ") + compute_type(info.acc) + " range_acc("
@@ -162,6 +169,7 @@ void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, si
   else
     p.line("if (begin >= end) return;");
   for (size_t k = 0; k < passed; ++k) {
+    if (static_cast<int>(k) == output_input) continue;
     const std::string S = storage_type(s.inputs[k].dtype);
     const std::string cast = "static_cast<const " + S + "*>(args->in[" + num(k) + "])";
     if (info.input[k] == InputUse::Scalar)
@@ -178,6 +186,7 @@ void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, si
   std::vector<std::string> args = {info.walk ? "n" : "end - begin"};
   const std::string i = info.walk ? "i" : "begin";
   for (size_t k = 0; k < s.inputs.size(); ++k) {
+    if (static_cast<int>(k) == output_input) continue;
     switch (info.input[k]) {
       case InputUse::Unused:
         break;
@@ -199,7 +208,8 @@ void print_range(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, si
   if (s.reduce && !acc) args.push_back(info.walk ? "red + (i - begin)" : "red");
   const std::string call = acc ? "return seg_acc" : "seg";
   if (!info.walk) {
-    if (!s.reduce) print_streaming_range(p, s, info);
+    // (Not when it reads the output: the output is in cache, written by the phase before.)
+    if (!s.reduce && output_input < 0) print_streaming_range(p, s, info);
     p.line(call, "(", join(args), ");");
     return;
   }
@@ -304,13 +314,61 @@ void print_entry(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info,
       p.line("out", o, "[row] = ", store_value("v", rd, s.outputs[o].dtype), ";");
 }
 
-// eval, seg and range of one pass.
-void print_pass(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, size_t passed) {
+// eval, seg and range of one pass (output_input: print_seg's).
+void print_pass(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, size_t passed,
+                int output_input = -1) {
   print_eval(p, s, info);
   p.blank();
-  print_seg(p, s, info);
+  print_seg(p, s, info, output_input);
   p.blank();
-  print_range(p, s, info, passed);
+  print_range(p, s, info, passed, output_input);
+}
+
+// When the final phase's output is a function of the last reducing phase's term and row
+// values only (softmax: exp(x - max) / sum, the term exp(x - max)), that phase stores each
+// term in the output as it sums it, and the final phase reads the output back instead of
+// computing the term again from the inputs (exp twice per element cost more than the
+// unfused ops on AVX2). The final phase then takes the output as input n_in, which its seg
+// reads as out0[j] before writing out0[j] (print_seg). Same values, bit for bit: the
+// term is an f32 computed in f32 either way. The final phase then reads no input through
+// strides (only scalars and the dense output), so it is one flat segment per row even where
+// the reducing phases walk theirs. Returns whether it rewrote the plan.
+bool keep_last_term_in_output(RowStagePlan& plan, const KernelSpec& s) {
+  const size_t n_in = s.inputs.size();
+  if (plan.phases.size() < 2) return false;
+  if (s.outputs.size() != 1 || s.outputs[0].reduced || s.outputs[0].dtype != DType::F32)
+    return false;
+  RowPhase& last = plan.phases[plan.phases.size() - 2];
+  const int term = s.exprs[static_cast<size_t>(last.row_reduce)].args[0];
+  if (s.exprs[static_cast<size_t>(term)].dtype != DType::F32 ||
+      plan.row_value[static_cast<size_t>(term)])
+    return false;
+  // What the final phase computes, with the term as a leaf: no input but scalars besides it.
+  KernelSpec& f = plan.phases.back().spec;
+  std::vector<bool> need(f.exprs.size(), false);
+  need[static_cast<size_t>(f.outputs[0].expr)] = true;
+  bool reads_term = false;
+  for (int i = static_cast<int>(f.exprs.size()) - 1; i >= 0; --i) {
+    if (!need[static_cast<size_t>(i)]) continue;
+    const SpecExpr& e = f.exprs[static_cast<size_t>(i)];
+    if (i == term) {
+      reads_term = true;
+      continue;
+    }
+    if (e.kind == ExprKind::Input && !f.inputs[static_cast<size_t>(e.input)].scalar) return false;
+    for (int j = 0; j < expr_arity(e); ++j) need[static_cast<size_t>(e.args[j])] = true;
+  }
+  if (!reads_term) return false;
+  for (SpecExpr& e : f.exprs)
+    if (e.kind == ExprKind::Input && e.input >= static_cast<int>(n_in)) ++e.input;
+  f.inputs.insert(f.inputs.begin() + static_cast<std::ptrdiff_t>(n_in), SpecInput{});
+  SpecExpr in;
+  in.kind = ExprKind::Input;
+  in.dtype = DType::F32;
+  in.input = static_cast<int>(n_in);
+  f.exprs[static_cast<size_t>(term)] = in;
+  last.spec.outputs.insert(last.spec.outputs.begin(), SpecOutput{term, DType::F32, false});
+  return true;
 }
 
 // A row-stage kernel (fusion/row_stages.h): each phase is a pass in namespace s<j>; the
@@ -318,7 +376,8 @@ void print_pass(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, siz
 // unfused reduce's pairwise tree and computing the row values in between.
 void print_row_kernel(SourcePrinter& p, const UnitKernel& k, const SpecInfo& info) {
   const KernelSpec& s = k.spec;
-  const RowStagePlan plan = plan_row_stages(s, info.live);
+  RowStagePlan plan = plan_row_stages(s, info.live);
+  const bool term_in_output = keep_last_term_in_output(plan, s);
   const size_t n_in = s.inputs.size();
   std::vector<bool> in_registers(plan.phases.size());
   {
@@ -328,7 +387,9 @@ void print_row_kernel(SourcePrinter& p, const UnitKernel& k, const SpecInfo& inf
       const KernelSpec& ps = plan.phases[j].spec;
       const SpecInfo pi = analyse(ps, static_cast<int>(ps.inputs.size()));
       in_registers[j] = accumulates_in_registers(ps, pi);
-      print_pass(p, ps, pi, n_in);
+      const bool reads_output = term_in_output && j + 1 == plan.phases.size();
+      print_pass(p, ps, pi, n_in + (reads_output ? 1 : 0),
+                 reads_output ? static_cast<int>(n_in) : -1);
     }
   }
   p.blank();
@@ -352,6 +413,7 @@ void print_row_kernel(SourcePrinter& p, const UnitKernel& k, const SpecInfo& inf
       p.line("alignas(64) float red[::hf::fusion::gen::kReduceLeaf];");
       break;
     }
+
   auto rows = p.block("for (::hf::i64 row = (begin + len - 1) / len; row * len < end; ++row)");
   p.line("const ::hf::i64 base = row * len;");
   print_row_input_loads(

@@ -264,6 +264,28 @@ std::vector<Case> row_stage_cases() {
     c.out(c.ew(Mode::TRUE_DIV, {e, c.row_reduce(ReduceMode::SUM, e, 1)}));
     cases.push_back(c);
   }
+  {  // softmax of (x - max) * t: the final phase reads exp's terms back from the output
+    Case c = make_case("rows_softmax_scaled", {4, 300});
+    const int x = c.dense(F), t = c.scalar(F, {0.5, 2});
+    const int m = c.row_reduce(ReduceMode::MAX, x, 1);
+    const int e = c.ew(Mode::EXP, {c.ew(Mode::MUL, {c.ew(Mode::SUB, {x, m}), t})});
+    c.out(c.ew(Mode::TRUE_DIV, {e, c.row_reduce(ReduceMode::SUM, e, 1)}));
+    cases.push_back(c);
+  }
+  {  // the final phase also reads x: it computes exp again
+    Case c = make_case("rows_softmax_times_x", {3, 70});
+    const int x = c.dense(F);
+    const int e = c.ew(Mode::EXP, {c.ew(Mode::SUB, {x, c.row_reduce(ReduceMode::MAX, x, 1)})});
+    c.out(c.ew(Mode::MUL, {c.ew(Mode::TRUE_DIV, {e, c.row_reduce(ReduceMode::SUM, e, 1)}), x}));
+    cases.push_back(c);
+  }
+  {  // a transposed input, walked through strides by the reducing phases only
+    Case c = make_case("rows_softmax_transposed", {6, 33});
+    const int x = c.strided(F, {1, 6});
+    const int e = c.ew(Mode::EXP, {c.ew(Mode::SUB, {x, c.row_reduce(ReduceMode::MAX, x, 1)})});
+    c.out(c.ew(Mode::TRUE_DIV, {e, c.row_reduce(ReduceMode::SUM, e, 1)}));
+    cases.push_back(c);
+  }
   {  // a per-row statistic from outside ([rows, 1]): read once per row, per-row math on it
     Case c = make_case("rows_outside_stat", {6, 50});
     const int x = c.dense(F), v = c.strided(F, {1, 0}, {0.1, 2});
@@ -1435,6 +1457,26 @@ TEST(CodegenCpp, FusedEqualsUnfusedBitForBit) {
     const float* want = reinterpret_cast<const float*>(r.data());
     const float* have = reinterpret_cast<const float*>(got.out[0].data());
     for (int64_t i = 0; i < c.shape[0]; ++i) EXPECT_EQ(want[i], have[i]) << "row " << i;
+  }
+}
+
+// A softmax's final phase reads the exp terms its sum pass stored in the output (one exp
+// per element, as the unfused ops), also where the input is walked through strides, unless
+// it needs an input besides them (codegen_cpp.cpp, keep_last_term_in_output).
+// KernelsMatchReference and RowStageKernelsServeEveryRowLengthAndBatch run them all.
+TEST(CodegenCpp, SoftmaxComputesExpOncePerElement) {
+  auto count = [](const std::string& src, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
+    return n;
+  };
+  for (const Case& c : row_stage_cases()) {
+    if (c.name.rfind("rows_softmax", 0) != 0 || c.name == "rows_softmax_f16") continue;
+    SCOPED_TRACE(c.name);
+    const std::string src = generate_cpp(c.spec, "hf_" + c.name, "");
+    const bool reads_back = c.name != "rows_softmax_times_x";
+    EXPECT_EQ(count(src, "Mode::EXP>"), reads_back ? 1u : 2u) << src;
+    EXPECT_EQ(count(src, "eval(out0[j]"), reads_back ? 1u : 0u) << src;
   }
 }
 
