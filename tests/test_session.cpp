@@ -274,8 +274,9 @@ TEST(Session, FusesTheHotChainAndSaysWhyNotTheColdOne) {
   const RegionRecord& c = s.regions()[cold];
   EXPECT_EQ(h.state, RegionState::Swapped) << h.reason;
   EXPECT_TRUE(h.validation.rfind("passed", 0) == 0) << h.validation;
+  // (Its steady median against the profiling window's is a timing under whatever load the
+  // machine has: not asserted. That it was kept says the re-profile found it faster.)
   EXPECT_GT(h.measured_fused_s, 0);
-  EXPECT_LT(h.measured_fused_s, h.candidate.unfused_s);
   EXPECT_EQ(c.state, RegionState::Rejected);
   EXPECT_NE(c.reason.find("cold"), std::string::npos) << c.reason;
   EXPECT_EQ(s.kernels_before(), 7);
@@ -302,7 +303,10 @@ TEST(Session, FusesTheHotChainAndSaysWhyNotTheColdOne) {
   for (const char* k : {"unfused_ms", "fused_ms", "speedup", "kernels_before", "kernels_after",
                         "compile_ms_total", "cache_hits", "peak_bytes_before", "peak_bytes_after"})
     EXPECT_TRUE(r["summary"].contains(k)) << k;
-  EXPECT_GT(r["summary"]["speedup"].get<double>(), 1.0);
+  const nlohmann::json& sum = r["summary"];
+  EXPECT_NEAR(sum["speedup"].get<double>(),
+              sum["unfused_ms"].get<double>() / sum["fused_ms"].get<double>(),
+              1e-9 * sum["speedup"].get<double>());
   ASSERT_EQ(r["regions"].size(), 2u);
   EXPECT_EQ(r["regions"][cold]["state"], "rejected");
   EXPECT_EQ(r["ops"].size(), 7u);
