@@ -329,10 +329,9 @@ void print_pass(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, siz
 // term in the output as it sums it, and the final phase reads the output back instead of
 // computing the term again from the inputs (exp twice per element cost more than the
 // unfused ops on AVX2). The final phase then takes the output as input n_in, which its seg
-// reads as out0[j] before writing out0[j] (print_seg). Same values, bit for bit: the
-// term is an f32 computed in f32 either way. The final phase then reads no input through
-// strides (only scalars and the dense output), so it is one flat segment per row even where
-// the reducing phases walk theirs. Returns whether it rewrote the plan.
+// reads as out0[j] before writing out0[j] (print_seg), and no input through strides, so it
+// is one flat segment per row even where the reducing phases walk theirs. Same values, bit
+// for bit: the term is an f32 computed in f32 either way. Returns whether it rewrote the plan.
 bool keep_last_term_in_output(RowStagePlan& plan, const KernelSpec& s) {
   const size_t n_in = s.inputs.size();
   if (plan.phases.size() < 2) return false;
@@ -413,7 +412,6 @@ void print_row_kernel(SourcePrinter& p, const UnitKernel& k, const SpecInfo& inf
       p.line("alignas(64) float red[::hf::fusion::gen::kReduceLeaf];");
       break;
     }
-
   auto rows = p.block("for (::hf::i64 row = (begin + len - 1) / len; row * len < end; ++row)");
   p.line("const ::hf::i64 base = row * len;");
   print_row_input_loads(

@@ -198,8 +198,8 @@ struct OnednnConv::Impl {
     memory::desc wei_any(wei_dims(M), kF32, Tag::any);
     for (int64_t i = 0; i < n; ++i) {
       Slice sl;
-      // Output rows [r0, r1) read input rows [a, b] of the padded input; [h0, h1) of them
-      // exist, the rest is this band's padding.
+      // Output rows [r0, r1) read input rows [a, b] of the padded input; the band is the
+      // existing rows [h0, h1), the rest of [a, b] is its padding.
       const int64_t r0 = OH * i / n, r1 = OH * (i + 1) / n;
       const int64_t a = r0 * w.stride[0] - w.pad_begin[0];
       const int64_t b = (r1 - 1) * w.stride[0] - w.pad_begin[0] + (w.k[0] - 1) * w.dilation[0];
