@@ -1,6 +1,7 @@
 #include "fusion/detect.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "fusion/epilogue_detect.h"
@@ -62,6 +63,9 @@ struct Grow {
   bool alive = true;
   int merged_into = -1;
   std::vector<NodeId> views;  // absorbed Broadcast/Reshape/Dimshuffle nodes
+  // The topological positions of its first and last nodes.
+  int first = std::numeric_limits<int>::max();
+  int last = -1;
   std::set<InputKey> inputs;
   int outputs = 0;
   int exprs = 0;  // compute nodes and literals; inputs are added when checking the limit
@@ -281,6 +285,8 @@ class Detector {
   void add(int r, NodeId id, std::set<InputKey> inputs, bool literal) {
     Grow& R = regions_[r];
     R.nodes.insert(id);
+    R.first = std::min(R.first, pos_[id]);
+    R.last = std::max(R.last, pos_[id]);
     R.inputs = std::move(inputs);
     OpKind k = kind(id, nullptr);
     if (k == OpKind::View) R.views.push_back(id);
@@ -461,10 +467,26 @@ class Detector {
     return count;
   }
 
+  // A topological position beyond which nothing leads into region b, regions counted as
+  // single nodes: b's last node, extended to the last node of every region that starts
+  // before it (a region's early member may feed b while its late member is a consumer of
+  // something after b's last node). Without this bound the walk below visits everything
+  // downstream of `a`, per candidate pair: quadratic on a long chain.
+  int reach_into(int b) const {
+    int reach = regions_[b].last;
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (const Grow& R : regions_)
+        if (R.alive && R.first <= reach && R.last > reach) reach = R.last, grew = true;
+    }
+    return reach;
+  }
+
   // A node outside both regions on a path from `a` to `b`, if there is one: merging them
   // would then create a cycle. Regions other than a and b count as single nodes, because
   // they will be fused too.
   std::optional<NodeId> path_around(int a, int b) const {
+    const int reach = reach_into(b);
     std::vector<std::pair<NodeId, NodeId>> stack;  // (node, first node outside a and b)
     for (NodeId n : regions_[a].nodes)
       for (ValueId v : g_.node(n).outputs)
@@ -479,11 +501,14 @@ class Detector {
       if (region_of_[n] == a || seen[n]) continue;
       seen[n] = true;
       std::vector<NodeId> members{n};
+      int first = pos_[n];
       if (int x = region_of_[n]; x >= 0) {
         if (seen_region[x]) continue;
         seen_region[x] = true;
         members.assign(regions_[x].nodes.begin(), regions_[x].nodes.end());
+        first = regions_[x].first;
       }
+      if (first > reach) continue;  // nothing it feeds leads into b
       for (NodeId m : members)
         for (ValueId v : g_.node(m).outputs)
           for (NodeId c : users_[v]) stack.push_back({c, via});
@@ -524,6 +549,8 @@ class Detector {
     Grow& A = regions_[a];
     Grow& B = regions_[b];
     A.nodes.insert(B.nodes.begin(), B.nodes.end());
+    A.first = std::min(A.first, B.first);
+    A.last = std::max(A.last, B.last);
     if (B.reduce) A.reduce = B.reduce;
     A.row_axis = std::max(A.row_axis, B.row_axis);
     A.exprs += B.exprs;

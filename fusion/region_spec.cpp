@@ -482,10 +482,7 @@ RegionGraph region_graph(const Graph& g, const Region& r, bool fused) {
     to_sub[v] = out.graph.add_input(val.name, val.dtype, val.shape);
     out.inputs.push_back(v);
   }
-  std::vector<bool> inside(g.nodes().size(), false);
-  for (NodeId n : k.nodes) inside[n] = true;
-  for (NodeId id : g.topo_order()) {
-    if (!inside[id]) continue;
+  for (NodeId id : g.topo_order(k.nodes)) {
     Node n = g.node(id);
     std::vector<std::string> names;
     for (ValueId& v : n.inputs) {

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A 100,000-node elementwise chain under --fusion all: planned, detected, fused and checked
 # (issue 23, item 9). Graph::consumers scanned the whole graph, so planning and fusing were
-# quadratic: 44 s unfused and over two minutes fused, where it now takes a few seconds.
-# CTest's TIMEOUT (tests/cli.cmake) is the bound, with ample headroom for a loaded machine.
+# quadratic: 44 s unfused and over two minutes fused; so were building each region's
+# validation graph (a whole-graph topological sort per region) and the merge's cycle check
+# (a walk of everything downstream, per candidate pair). CTest's TIMEOUT (tests/cli.cmake)
+# is the bound, with ample headroom for a loaded machine.
 #
 #   tests/cli_long_chain.sh HOTFUSE_RUN
 set -euo pipefail

@@ -269,6 +269,22 @@ TEST(Graph, ReplaceNodesRefusesACycle) {
   EXPECT_EQ(d.g.live_node_count(), 3);  // unchanged
 }
 
+// A subset's order follows its edges, not its ids (a rewrite's node has the highest id and
+// feeds older nodes), ignores edges to nodes outside it, and refuses dead nodes.
+TEST(Graph, TopoOrderOfASubsetFollowsItsEdges) {
+  Diamond d;
+  Node fused;
+  fused.op = OpType::Fused;
+  auto spec = std::make_shared<FakeSpec>();
+  spec->outs = {{DType::F32, {8}}, {DType::F32, {8}}};
+  fused.payload = spec;
+  NodeId f = d.g.replace_nodes({d.relu, d.exp}, fused);
+  EXPECT_EQ(d.g.topo_order({d.add, f}), (std::vector<NodeId>{f, d.add}));
+  EXPECT_EQ(d.g.topo_order({d.add}), std::vector<NodeId>{d.add});
+  std::string msg = error_of([&] { d.g.topo_order({d.relu, d.add}); });
+  EXPECT_NE(msg.find("node id 0 is not a live node"), std::string::npos) << msg;
+}
+
 TEST(Graph, TopoOrderIsInsertionOrderAndDetectsConsumersOfDeadNodes) {
   Diamond d;
   EXPECT_EQ(d.g.topo_order(), (std::vector<NodeId>{0, 1, 2}));

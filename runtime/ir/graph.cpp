@@ -201,32 +201,51 @@ int Graph::live_node_count() const {
 }
 
 std::vector<NodeId> Graph::topo_order() const {
+  std::vector<NodeId> live;
+  live.reserve(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (!nodes_[i].dead) live.push_back(static_cast<NodeId>(i));
+  return topo_order(live);
+}
+
+std::vector<NodeId> Graph::topo_order(const std::vector<NodeId>& subset) const {
   // Kahn's algorithm, taking the lowest ready id first so the order is deterministic and
-  // equals insertion order for graphs that were never rewritten.
-  std::vector<int> pending(nodes_.size(), 0);
-  std::vector<std::vector<NodeId>> users(nodes_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].dead) continue;
-    for (ValueId v : nodes_[i].inputs) {
+  // equals insertion order for graphs that were never rewritten. Edges leaving the subset
+  // are ignored; nodes are numbered by their rank in the sorted subset.
+  std::vector<NodeId> ids = subset;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  auto rank = [&](NodeId n) -> int {
+    auto it = std::lower_bound(ids.begin(), ids.end(), n);
+    return it != ids.end() && *it == n ? static_cast<int>(it - ids.begin()) : -1;
+  };
+  std::vector<int> pending(ids.size(), 0);
+  std::vector<std::vector<int>> users(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const Node& n = node(ids[i]);
+    if (n.dead)
+      throw Error("topo_order: node id " + std::to_string(ids[i]) + " is not a live node");
+    for (ValueId v : n.inputs) {
       NodeId p = values_[v].producer;
-      if (p == kNoNode) continue;
+      int r = p == kNoNode ? -1 : rank(p);
+      if (r < 0) continue;
       ++pending[i];
-      users[p].push_back(static_cast<NodeId>(i));
+      users[r].push_back(static_cast<int>(i));
     }
   }
-  std::set<NodeId> ready;
-  for (size_t i = 0; i < nodes_.size(); ++i)
-    if (!nodes_[i].dead && pending[i] == 0) ready.insert(static_cast<NodeId>(i));
+  std::set<int> ready;
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (pending[i] == 0) ready.insert(static_cast<int>(i));
   std::vector<NodeId> order;
+  order.reserve(ids.size());
   while (!ready.empty()) {
-    NodeId n = *ready.begin();
+    int i = *ready.begin();
     ready.erase(ready.begin());
-    order.push_back(n);
-    for (NodeId u : users[n])
+    order.push_back(ids[i]);
+    for (int u : users[i])
       if (--pending[u] == 0) ready.insert(u);
   }
-  if (static_cast<int>(order.size()) != live_node_count())
-    throw Error("graph '" + printable(name) + "' has a cycle");
+  if (order.size() != ids.size()) throw Error("graph '" + printable(name) + "' has a cycle");
   return order;
 }
 
