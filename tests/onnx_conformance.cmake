@@ -24,40 +24,36 @@ add_test(NAME cli_check_adaptive
 set_tests_properties(cli_check cli_check_adaptive PROPERTIES
   ENVIRONMENT "${HF_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 300)
 
-# In a sanitizer tree (tests/asan.cmake) each node test below runs once, under --fusion all
-# (which runs the unfused plan first, then the fused one), and the summaries, which sweep
-# the same models again one process each, are left to the normal tree: that keeps the
-# sanitizer pass inside CI's time budget (docs/reliability.md).
-set(HF_ONNX_LEVELS off all)
+# The conformance sweeps below run in the normal tree only: in a sanitizer tree (one process
+# per model, each several times slower) they cost more than the rest of its suite, whose
+# unit tests run the same kernels and importer, as do the fuzzers (docs/reliability.md).
 if(HOTFUSE_SANITIZE)
-  set(HF_ONNX_LEVELS all)
+  return()
 endif()
 
 # The node tests of a current ONNX release, at its newest opsets (Debian's data above stops
 # at opset 17): tests/onnx_node_suite.py writes them with PyPI onnx from the test venv
 # (tools/test-venv.sh, which tools/test.sh runs; about 5 s), then one summary each under
 # --fusion off and all, with their own list of known disagreements. Skipped with the reason
-# when the venv is missing (no PyPI). Summaries only: not in a sanitizer tree.
+# when the venv is missing (no PyPI).
 set(HF_TEST_VENV ${PROJECT_BINARY_DIR}/test-venv CACHE PATH
     "venv with the PyPI test tooling (tools/test-venv.sh)")
 set(HF_ONNX_CURRENT ${PROJECT_BINARY_DIR}/onnx-current)
-if(NOT HOTFUSE_SANITIZE)
-  add_test(NAME onnx_current_generate
-           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/onnx_current.sh generate ${HF_TEST_VENV}
-                   ${HF_ONNX_CURRENT})
-  set_tests_properties(onnx_current_generate PROPERTIES
-    FIXTURES_SETUP onnx_current SKIP_RETURN_CODE 77 TIMEOUT 300)
-  foreach(level off all)
-    add_test(NAME onnx_summary_current_${level}
-             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/onnx_current.sh summary ${HF_ONNX_CURRENT}
-                     $<TARGET_FILE:hotfuse-run>
-                     ${CMAKE_CURRENT_SOURCE_DIR}/onnx_conformance_known_current.txt
-                     --fusion ${level} --threads 1 --backend cpu)
-    set_tests_properties(onnx_summary_current_${level} PROPERTIES
-      FIXTURES_REQUIRED onnx_current ENVIRONMENT "${HF_TEST_ENV}" LABELS onnx_conformance
-      SKIP_RETURN_CODE 77 TIMEOUT 1200)
-  endforeach()
-endif()
+add_test(NAME onnx_current_generate
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/onnx_current.sh generate ${HF_TEST_VENV}
+                 ${HF_ONNX_CURRENT})
+set_tests_properties(onnx_current_generate PROPERTIES
+  FIXTURES_SETUP onnx_current SKIP_RETURN_CODE 77 TIMEOUT 300)
+foreach(level off all)
+  add_test(NAME onnx_summary_current_${level}
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/onnx_current.sh summary ${HF_ONNX_CURRENT}
+                   $<TARGET_FILE:hotfuse-run>
+                   ${CMAKE_CURRENT_SOURCE_DIR}/onnx_conformance_known_current.txt
+                   --fusion ${level} --threads 1 --backend cpu)
+  set_tests_properties(onnx_summary_current_${level} PROPERTIES
+    FIXTURES_REQUIRED onnx_current ENVIRONMENT "${HF_TEST_ENV}" LABELS onnx_conformance
+    SKIP_RETURN_CODE 77 TIMEOUT 1200)
+endforeach()
 
 if(NOT IS_DIRECTORY "${HF_ONNX_TESTDATA}/node")
   message(STATUS "ONNX conformance tests: ${HF_ONNX_TESTDATA}/node not found (install "
@@ -82,7 +78,7 @@ foreach(dir ${node_dirs})
     continue()
   endif()
   get_filename_component(name "${dir}" NAME)
-  foreach(level ${HF_ONNX_LEVELS})
+  foreach(level off all)
     set(test onnx_node_${name}_${level})
     add_test(NAME ${test} COMMAND hotfuse-run --check "${dir}" --fusion ${level} --threads 1
                                   --backend cpu)
@@ -100,7 +96,7 @@ endforeach()
 # tests above run node/ under --fusion all as well). The pytorch-* and simple/ folders are
 # cheap (under 2 s together), so they are swept too.
 foreach(folder node pytorch-converted pytorch-operator simple)
-  if(IS_DIRECTORY "${HF_ONNX_TESTDATA}/${folder}" AND NOT HOTFUSE_SANITIZE)
+  if(IS_DIRECTORY "${HF_ONNX_TESTDATA}/${folder}")
     add_test(NAME onnx_summary_${folder}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/onnx_conformance.sh $<TARGET_FILE:hotfuse-run>
                      "${HF_ONNX_TESTDATA}/${folder}" ${HF_ONNX_KNOWN} --fusion off --threads 1

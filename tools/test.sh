@@ -2,7 +2,7 @@
 # The README's second command: build everything and run the whole test suite, then
 #  - ThreadSanitizer: the adaptive session's and the concurrency tests (build-tsan),
 #  - AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer: the test suite (build-asan),
-#  - libFuzzer: each fuzz target for HOTFUSE_FUZZ_SECONDS (default 60) from its committed
+#  - libFuzzer: each fuzz target for HOTFUSE_FUZZ_SECONDS (default 20) from its committed
 #    seeds (build-fuzz, fuzz/run.sh; 0 skips it).
 # The sanitizer trees are built without CUDA (the sanitizers link every library they are
 # given, and libcuda is absent here). docs/reliability.md has what each costs.
@@ -30,7 +30,7 @@ sanitized_tree() {  # <dir> <sanitizers> <optimisation>
 sanitized_tree build-tsan thread -O2
 step tsan-build cmake --build build-tsan -j "$(nproc)" --target test_session test_session_target \
   test_concurrency hotfuse-run
-step tsan-ctest ctest --test-dir build-tsan --output-on-failure -L tsan
+step tsan-ctest ctest --test-dir build-tsan --output-on-failure -j "$(nproc)" -L tsan
 
 # -O1, as AddressSanitizer's documentation advises: far cheaper to compile than -O2, and the
 # tests it runs are short.
@@ -38,5 +38,5 @@ sanitized_tree build-asan address,undefined -O1
 step asan-build cmake --build build-asan -j "$(nproc)"
 step asan-ctest ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -L asan
 
-seconds=${HOTFUSE_FUZZ_SECONDS:-60}
+seconds=${HOTFUSE_FUZZ_SECONDS:-20}
 [ "$seconds" = 0 ] || step fuzz fuzz/run.sh "$seconds"
