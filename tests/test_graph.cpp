@@ -205,17 +205,22 @@ struct FakeSpec : FusedSignature {
   std::vector<NodeId> nodes;
 };
 
-TEST(Graph, ConsumersAreTheLiveReadersInIdOrderOnceEach) {
-  Diamond d;  // a -> relu -> r; exp(r); add(r, exp)
-  EXPECT_EQ(d.g.consumers(d.a), std::vector<NodeId>{d.relu});
-  EXPECT_EQ(d.g.consumers(d.r), (std::vector<NodeId>{d.exp, d.add}));
+// Replaces `nodes` of d's graph by a Fused node with `outputs` f32[8] outputs.
+NodeId fuse(Diamond& d, const std::vector<NodeId>& nodes, size_t outputs) {
   Node fused;
   fused.op = OpType::Fused;
   fused.name = "fused";
   auto spec = std::make_shared<FakeSpec>();
-  spec->outs = {{DType::F32, {8}}, {DType::F32, {8}}};
+  spec->outs.assign(outputs, {DType::F32, {8}});
   fused.payload = spec;
-  NodeId f = d.g.replace_nodes({d.relu, d.exp}, fused);  // reads a; add now reads its outputs
+  return d.g.replace_nodes(nodes, fused);
+}
+
+TEST(Graph, ConsumersAreTheLiveReadersInIdOrderOnceEach) {
+  Diamond d;  // a -> relu -> r; exp(r); add(r, exp)
+  EXPECT_EQ(d.g.consumers(d.a), std::vector<NodeId>{d.relu});
+  EXPECT_EQ(d.g.consumers(d.r), (std::vector<NodeId>{d.exp, d.add}));
+  NodeId f = fuse(d, {d.relu, d.exp}, 2);  // reads a; add now reads its outputs
   EXPECT_EQ(d.g.consumers(d.a), std::vector<NodeId>{f});
   for (ValueId v : d.g.node(f).outputs) EXPECT_EQ(d.g.consumers(v), std::vector<NodeId>{d.add});
   // A node reading one value twice is listed once.
@@ -232,13 +237,7 @@ TEST(Graph, ConsumersAreTheLiveReadersInIdOrderOnceEach) {
 
 TEST(Graph, ReplaceNodesComputesLiveInsAndLiveOuts) {
   Diamond d;
-  Node fused;
-  fused.op = OpType::Fused;
-  fused.name = "fused";
-  auto spec = std::make_shared<FakeSpec>();
-  spec->outs = {{DType::F32, {8}}};
-  fused.payload = spec;
-  NodeId f = d.g.replace_nodes({d.relu, d.exp, d.add}, fused);
+  NodeId f = fuse(d, {d.relu, d.exp, d.add}, 1);
   EXPECT_EQ(d.g.node(f).inputs, std::vector<ValueId>{d.a});
   EXPECT_EQ(d.g.node(f).outputs, std::vector<ValueId>{d.y});
   EXPECT_EQ(d.g.live_node_count(), 1);
@@ -248,12 +247,7 @@ TEST(Graph, ReplaceNodesComputesLiveInsAndLiveOuts) {
 
 TEST(Graph, ReplaceNodesKeepsValuesUsedOutsideAsOutputs) {
   Diamond d;
-  Node fused;
-  fused.op = OpType::Fused;
-  auto spec = std::make_shared<FakeSpec>();
-  spec->outs = {{DType::F32, {8}}, {DType::F32, {8}}};
-  fused.payload = spec;
-  NodeId f = d.g.replace_nodes({d.relu, d.exp}, fused);  // r is also read by add
+  NodeId f = fuse(d, {d.relu, d.exp}, 2);  // r is also read by add
   EXPECT_EQ(d.g.node(f).outputs, (std::vector<ValueId>{d.r, d.e}));
   EXPECT_EQ(d.g.topo_order(), (std::vector<NodeId>{f, d.add}));
   EXPECT_NO_THROW(verify(d.g));
@@ -273,12 +267,7 @@ TEST(Graph, ReplaceNodesRefusesACycle) {
 // feeds older nodes), ignores edges to nodes outside it, and refuses dead nodes.
 TEST(Graph, TopoOrderOfASubsetFollowsItsEdges) {
   Diamond d;
-  Node fused;
-  fused.op = OpType::Fused;
-  auto spec = std::make_shared<FakeSpec>();
-  spec->outs = {{DType::F32, {8}}, {DType::F32, {8}}};
-  fused.payload = spec;
-  NodeId f = d.g.replace_nodes({d.relu, d.exp}, fused);
+  NodeId f = fuse(d, {d.relu, d.exp}, 2);
   EXPECT_EQ(d.g.topo_order({d.add, f}), (std::vector<NodeId>{f, d.add}));
   EXPECT_EQ(d.g.topo_order({d.add}), std::vector<NodeId>{d.add});
   std::string msg = error_of([&] { d.g.topo_order({d.relu, d.add}); });

@@ -3,12 +3,12 @@
 # concurrency tests (many sessions in one process, processes sharing one cache) under
 # ThreadSanitizer: in a HOTFUSE_SANITIZE=thread build those suites carry the label `tsan`,
 # and tools/test.sh runs `ctest -L tsan` there.
-# tools/test.sh runs them two at a time but test_concurrency alone, as in the normal tree
-# (tests/CMakeLists.txt says why).
+# tools/test.sh runs them two at a time, but HF_RUN_ALONE's suites alone, as in the normal
+# tree (tests/CMakeLists.txt says why).
 if(HOTFUSE_SANITIZE STREQUAL "thread")
   foreach(suite test_session test_session_target test_concurrency)
     set(serial FALSE)
-    if(suite STREQUAL "test_concurrency")
+    if(suite IN_LIST HF_RUN_ALONE)
       set(serial TRUE)
     endif()
     gtest_discover_tests(${suite} TEST_PREFIX "tsan." DISCOVERY_TIMEOUT 60

@@ -205,14 +205,14 @@ std::vector<NodeId> Graph::topo_order() const {
   live.reserve(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i)
     if (!nodes_[i].dead) live.push_back(static_cast<NodeId>(i));
-  return topo_order(live);
+  return topo_order(std::move(live));
 }
 
-std::vector<NodeId> Graph::topo_order(const std::vector<NodeId>& subset) const {
+std::vector<NodeId> Graph::topo_order(std::vector<NodeId> subset) const {
   // Kahn's algorithm, taking the lowest ready id first so the order is deterministic and
   // equals insertion order for graphs that were never rewritten. Edges leaving the subset
   // are ignored; nodes are numbered by their rank in the sorted subset.
-  std::vector<NodeId> ids = subset;
+  std::vector<NodeId> ids = std::move(subset);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   auto rank = [&](NodeId n) -> int {

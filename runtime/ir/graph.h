@@ -108,7 +108,7 @@ class Graph {
   std::vector<NodeId> topo_order() const;
   // The same order restricted to `subset` (live nodes), in O(subset): a region's nodes,
   // without sorting the whole graph once per region.
-  std::vector<NodeId> topo_order(const std::vector<NodeId>& subset) const;
+  std::vector<NodeId> topo_order(std::vector<NodeId> subset) const;
   int live_node_count() const;
 
   std::string name;
