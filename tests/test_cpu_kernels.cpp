@@ -42,6 +42,10 @@ void* operator new(std::size_t n) {
 void* operator new(std::size_t n, std::align_val_t a) {
   return counted_alloc(n, static_cast<std::size_t>(a));
 }
+// counted_alloc's memory is malloc's: GCC, seeing these inlined where a new-expression's
+// pointer is deleted, takes free() for a mismatch.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void* p) noexcept {
   std::free(p);
 }
@@ -54,6 +58,7 @@ void operator delete(void* p, std::align_val_t) noexcept {
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
   std::free(p);
 }
+#pragma GCC diagnostic pop
 
 namespace hf::cpu {
 namespace {

@@ -547,7 +547,8 @@ TEST(DumpTrace, DeviceLaunchesFlowFromTheLaunchCallToTheKernelOnItsStream) {
   int64_t region_flow_max = -1;
   size_t region_flows = 0;
   for (const json& e : t["traceEvents"])
-    if (e["ph"] == "s") region_flow_max = std::max(region_flow_max, e["id"].get<int64_t>()), ++region_flows;
+    if (e["ph"] == "s")
+      region_flow_max = std::max(region_flow_max, e["id"].get<int64_t>()), ++region_flows;
   ASSERT_GT(region_flows, 0u);
 
   // CUPTI's clock: 5'000'000 ns is trace time 100 us. Launch calls take 4 us, kernels run
@@ -595,8 +596,12 @@ TEST(DumpTrace, DeviceLaunchesFlowFromTheLaunchCallToTheKernelOnItsStream) {
       continue;
     }
     timed = true;
-    if (ph == "s") EXPECT_TRUE(starts.emplace(e["id"].get<int64_t>(), &e).second) << e.dump();
-    if (ph == "f") EXPECT_TRUE(finishes.emplace(e["id"].get<int64_t>(), &e).second) << e.dump();
+    if (ph == "s") {
+      EXPECT_TRUE(starts.emplace(e["id"].get<int64_t>(), &e).second) << e.dump();
+    }
+    if (ph == "f") {
+      EXPECT_TRUE(finishes.emplace(e["id"].get<int64_t>(), &e).second) << e.dump();
+    }
   }
   EXPECT_EQ(metadata_seen_after_events, 0u) << "metadata first";
   EXPECT_EQ(threads[1], "iterations");
