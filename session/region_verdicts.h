@@ -11,6 +11,7 @@
 // shape's profile.
 #pragma once
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,16 +30,25 @@ struct RegionVerdict {
 // naming where it was decided; nullopt when the region must be decided again.
 std::optional<std::string> carried_reason(const RegionVerdict& v, double io_bytes);
 
+class VerdictStore;
+
 class RegionVerdicts {
  public:
+  // With a store (verdict_store.h), a region's verdicts are read from it the first time
+  // the region is looked up or recorded, and each change is written back.
+  explicit RegionVerdicts(std::shared_ptr<const VerdictStore> store = nullptr);
   // A region's verdict at one signature; a later one at the same signature replaces it.
   void record(const std::string& region_key, RegionVerdict v);
   // A Wrong verdict, else the one decided at the size nearest `io_bytes` (by ratio), or null.
   const RegionVerdict* find(const std::string& region_key, double io_bytes) const;
-  size_t size() const { return by_region_.size(); }
+  bool persistent() const { return store_ != nullptr; }
 
  private:
-  std::map<std::string, std::vector<RegionVerdict>> by_region_;
+  std::vector<RegionVerdict>& of(const std::string& region_key) const;
+
+  std::shared_ptr<const VerdictStore> store_;
+  // What the store held or was given, per region looked up so far.
+  mutable std::map<std::string, std::vector<RegionVerdict>> by_region_;
 };
 
 }  // namespace hf

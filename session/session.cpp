@@ -294,6 +294,7 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
     }
   }
   const Phase ran = phase_;
+  const int iteration = static_cast<int>(iterations_.size());
   const bool observing = ran == Phase::Validating && !static_pending_;
   // Re-profiling alternates the new plan and the one it replaced (baseline_), after the new
   // plan's cold first run: both are timed in the same window, so a machine that got busier
@@ -304,13 +305,16 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
                       : on_baseline ? baseline_->steps()
                                     : current_->steps();
   std::span<const TensorView> out;
-  const int iteration = static_cast<int>(iterations_.size());
   StepTimes* times = nullptr;
   // The first iteration on a freshly built plan runs its kernels for the first time (their
   // lazy set-up, caches cold for them): it is run but not profiled, or a good kernel could
   // look slow.
   const bool cold_plan = phase_ == Phase::Reprofiling && phase_iters_ == 0;
-  if ((phase_ == Phase::Profiling || phase_ == Phase::Reprofiling) && !cold_plan) {
+  // A plan that added only regions kept before is timed from its second iteration on, in
+  // whatever phase (nothing else times it), for fused_ops_.
+  const bool timing_kept =
+      timed_from_ >= 0 && iteration >= timed_from_ && ran != Phase::Validating && !on_baseline;
+  if (((phase_ == Phase::Profiling || phase_ == Phase::Reprofiling) && !cold_plan) || timing_kept) {
     int window = phase_ == Phase::Profiling ? options_.profile_iters : options_.reprofile_iters;
     std::unique_ptr<StepTimes>& t = on_baseline ? baseline_times_ : times_;
     if (!t) t = std::make_unique<StepTimes>(kernels, window);
@@ -368,6 +372,11 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
     default:
       break;
   }
+  if (timing_kept && (times_->steps() == 0 ||
+                      static_cast<int>(times_->samples(0).size()) >= options_.reprofile_iters)) {
+    take_fused_profile();
+    timed_from_ = -1;
+  }
   if (phase_ == Phase::Compiling) {
     if (sync_compile()) worker_->wait_idle();
     collect_compiles();
@@ -404,9 +413,12 @@ void Session::swap_candidate() {
   std::unique_ptr<Candidate> c = std::move(candidate_);
   const int iter = static_cast<int>(iterations_.size());
   const int before = current_->steps();
+  std::vector<int> judged;  // the fresh regions not kept before: re-profiled
+  for (int r : c->fresh)
+    if (!regions_[r].kept_before) judged.push_back(r);
   // Adaptive judges the fresh kernels against the plan they replace, re-profiled in the
   // same window (run()); the other policies keep what they were asked to.
-  if (!c->fresh.empty() && options_.policy == FusionPolicy::Adaptive)
+  if (!judged.empty() && options_.policy == FusionPolicy::Adaptive)
     baseline_ = std::move(current_);
   else
     retired_.push_back(std::move(current_));
@@ -423,11 +435,21 @@ void Session::swap_candidate() {
     regions_[r].swapped_at = iter;
     hits += regions_[r].cache_hit;
   }
-  batch_ = c->fresh;
-  events_.push_back({iter, "swapped in " + std::to_string(batch_.size()) + " fused kernel" +
-                               (batch_.size() == 1 ? "" : "s") + " (" + std::to_string(hits) +
-                               " from cache), " + std::to_string(before) + " -> " +
-                               std::to_string(current_->steps()) + " launches"});
+  const size_t kept_before = c->fresh.size() - judged.size();
+  events_.push_back(
+      {iter, "swapped in " + std::to_string(c->fresh.size()) + " fused kernel" +
+                 (c->fresh.size() == 1 ? "" : "s") + " (" + std::to_string(hits) + " from cache" +
+                 (kept_before ? ", " + std::to_string(kept_before) + " kept here before" : "") +
+                 "), " + std::to_string(before) + " -> " + std::to_string(current_->steps()) +
+                 " launches"});
+  // The plan changed under any timing of the one before.
+  times_.reset();
+  timed_from_ = -1;
+  if (judged.empty()) {  // nothing to judge: timed once it has run once, for the report
+    timed_from_ = iter + 1;
+    return;
+  }
+  batch_ = std::move(judged);
   phase_ = Phase::Reprofiling;
   phase_iters_ = 0;
 }
@@ -829,9 +851,9 @@ void Session::end_profiling() {
   head += count_of(regions_.size(), "fusible region") + ", ";
   if (!epilogues.empty()) {
     head += count_of(epilogues.size(), "epilogue") + " selected (no compile), ";
-    ready_.insert(ready_.end(), epilogues.begin(), epilogues.end());
+    for (int r : epilogues) admit(r);
     if (jobs.empty()) {
-      event(head + "validating them");
+      event(head + (ready_.empty() ? "kept here before: swapping them in" : "validating them"));
       phase_ = Phase::Compiling;  // run() moves on to validating at once
       return;
     }
@@ -842,10 +864,22 @@ void Session::end_profiling() {
     phase_ = Phase::Steady;
     return;
   }
-  event(head + std::to_string(jobs.size()) + " selected; compiling " +
-        (sync_compile() ? "now" : "in the background, hottest first"));
+  // Kernels all in the cache only need loading (a second run of the model): waited for
+  // here, they join the next plan at once. A bad entry found while loading is compiled
+  // again, so the worker must have its cores back first.
+  const bool all_cached = std::all_of(jobs.begin(), jobs.end(), [&](const CompileJob& j) {
+    return regions_[j.region].candidate.cached;
+  });
+  event(head + std::to_string(jobs.size()) + " selected; " +
+        (sync_compile() ? "compiling now"
+         : all_cached   ? "loading from the kernel cache"
+                        : "compiling in the background, hottest first"));
   worker_->submit(std::move(jobs));
   phase_ = Phase::Compiling;
+  if (all_cached && !sync_compile()) {
+    worker_->resume();
+    worker_->wait_idle();
+  }
 }
 
 std::string region_key(const Graph& g, const RegionRecord& r) {
@@ -862,6 +896,20 @@ void Session::carry_verdict(RegionRecord& rec) {
   }
   rec.selection.selected = v->kind == RegionVerdict::Kept;
   rec.selection.reason = rec.reason = rec.carried = *why;
+  rec.kept_before =
+      v->kind == RegionVerdict::Kept && !options_.signature.empty() && v->at == options_.signature;
+}
+
+// A region whose kernel is ready: validated next, or, kept before at this very signature,
+// on to the next plan as it is.
+void Session::admit(int r) {
+  RegionRecord& rec = regions_[r];
+  if (!rec.kept_before) {
+    ready_.push_back(r);
+    return;
+  }
+  rec.validation = "passed before: kept at " + options_.signature + ", not validated again";
+  passed_.push_back(r);
 }
 
 std::string kernel_origin(const Graph& g, const std::vector<NodeId>& kernel_nodes) {
@@ -879,7 +927,7 @@ void Session::collect_compiles() {
     r.compile_start_s = since_start(d.start);
     r.compile_end_s = since_start(d.end);
     if (d.outcome.ok) {
-      ready_.push_back(d.region);
+      admit(d.region);
     } else {
       r.state = RegionState::Failed;
       r.reason = d.outcome.message;
@@ -937,6 +985,13 @@ std::span<const TensorView> Session::validate_static(std::span<const TensorView>
   return out;
 }
 
+void Session::take_fused_profile() {
+  fused_ops_ = profiled_ops();
+  times_.reset();
+  for (const OpRecord& o : fused_ops_)
+    if (o.fused) regions_[o.region].measured_fused_s = o.cost.seconds;
+}
+
 void Session::end_reprofiling() {
   // The fresh regions in the new plan and in the one it replaced, timed in turn: each side's
   // fastest iteration. A shared machine's noise only adds time, and the verdict compares
@@ -947,10 +1002,7 @@ void Session::end_reprofiling() {
       regions_[r].reprofiled_unfused_s =
           fastest_iteration(*baseline_times_, region_steps(*baseline_, r));
     }
-  fused_ops_ = profiled_ops();
-  times_.reset();
-  for (const OpRecord& o : fused_ops_)
-    if (o.fused) regions_[o.region].measured_fused_s = o.cost.seconds;
+  take_fused_profile();
   if (baseline_) retired_.push_back(std::move(baseline_));
   baseline_times_.reset();
 

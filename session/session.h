@@ -32,6 +32,10 @@
 //               and a plan without it is prepared like any other and swapped in.
 //  steady       nothing pending: the plan stays as it is.
 //
+// A region kept before at the same signature (SessionOptions::signature) goes from its
+// (cached) compile straight to the next plan, without validating or re-profiling; a plan
+// that adds only such regions is timed in its first steady iterations, for the report.
+//
 // Only adaptive reverts a kernel for being slower; every policy reverts a wrong one.
 //
 // Every decision, taken or not, is kept with its numbers (regions()).
@@ -85,6 +89,10 @@ struct SessionOptions {
   // region whose verdict holds here (region_verdicts.h) takes it instead of its own
   // selection; adaptive takes every kind, the other policies only wrong kernels. Not owned.
   const RegionVerdicts* verdicts = nullptr;
+  // The input signature this graph's verdicts are recorded at (ShapeSessions). A region
+  // whose kernel adaptive kept at this very signature (an earlier process, or an earlier
+  // session here) is swapped in without being validated or re-profiled again: it was both.
+  std::string signature;
   // Test hooks: a slow compiler, a wrong or slow kernel (see FusedRunHook; after_fused_run
   // is CPU only: a CUDA session refuses it).
   // Record every step of every iteration with its start time (for trace.json); at most
@@ -122,6 +130,7 @@ struct RegionRecord {
   RegionState state = RegionState::Rejected;
   std::string reason;            // why it is in `state`
   std::string carried;           // the verdict taken over from another input shape, or ""
+  bool kept_before = false;      // carried: kept at this very signature (SessionOptions)
   double measured_fused_s = -1;  // its kernel's median step time after the swap
   // adaptive, re-profiled in turn with the plan the swap replaced: the fastest iteration of
   // its kernel, and of its ops in that plan (what the revert compares); -1 otherwise
@@ -235,6 +244,7 @@ class Session {
   std::vector<size_t> region_steps(const Running& plan, int region) const;
   void end_profiling();
   void carry_verdict(RegionRecord& rec);  // options_.verdicts' one for rec, where it holds
+  void admit(int region);                 // compiled (or an epilogue): to validation
   void collect_compiles();
   // Between iterations, within the share: validation, the next plan, the compiler.
   void background_work(std::span<const TensorView> inputs);
@@ -254,6 +264,7 @@ class Session {
   // downloaded into `copy`.
   TensorView readable_slice(const TensorView& v, int64_t first, int64_t count,
                             HostTensor& copy) const;
+  void take_fused_profile();  // fused_ops_ and measured_fused_s, from times_ of current_
   void end_reprofiling();
   std::vector<int> kept() const;  // regions swapped in and not reverted
   void event(std::string text);
@@ -302,6 +313,9 @@ class Session {
   bool static_pending_ = false, static_kept_ = false;
   int kernels_before_ = 0;
   size_t peak_bytes_before_ = 0;
+  // A swap that added only regions kept before: the first iteration after it that times
+  // the plan (into times_) for fused_ops_; -1 when none is pending.
+  int timed_from_ = -1;
 };
 
 }  // namespace hf

@@ -7,6 +7,7 @@
 #include "runtime/exec/device_inputs.h"
 #include "runtime/io/test_data.h"
 #include "runtime/ir/error.h"
+#include "session/verdict_store.h"
 
 namespace hf {
 
@@ -33,9 +34,19 @@ ShapeSessions::ShapeSessions(GraphForInputs make_graph, SessionTarget target,
       target_(std::move(target)),
       machine_(machine),
       options_(std::move(options)),
-      capacity_(std::max<size_t>(1, capacity)) {}
+      capacity_(std::max<size_t>(1, capacity)),
+      verdicts_(VerdictStore::from_env(
+          target_.kernels ? target_.kernels->disk() : nullptr,
+          VerdictStore::context(machine_,
+                                target_.kernels ? target_.kernels->toolchain().key_parts()
+                                                : std::vector<std::string>{},
+                                options_.select))) {}
 
-ShapeSessions::~ShapeSessions() = default;
+// What the sessions decided, for the next process (a store's writes cannot fail loudly:
+// a write that fails leaves the next process to decide again).
+ShapeSessions::~ShapeSessions() {
+  for (auto& e : entries_) update(*e);
+}
 
 namespace {
 
@@ -97,8 +108,10 @@ void ShapeSessions::update(Entry& e) {
   r.kernels_now = s.kernels_now();
 
   // The verdicts this session reached itself, once final: a speed verdict only once the
-  // session settled (re-profiling may still revert a kept kernel).
+  // session settled (re-profiling may still revert a kept kernel), and only adaptive's
+  // (the other policies keep what they were asked to, faster or not).
   if (s.options().policy == FusionPolicy::Off) return;
+  const bool adaptive = s.options().policy == FusionPolicy::Adaptive;
   for (const RegionRecord& rr : s.regions()) {
     RegionVerdict v;
     v.io_bytes = rr.candidate.io_bytes;
@@ -110,21 +123,20 @@ void ShapeSessions::update(Entry& e) {
         if (mismatch) {
           v.kind = RegionVerdict::Wrong;
           v.reason = "differed from its ops at " + r.signature;
-        } else if (s.settled() && rr.validation.rfind("failed", 0) != 0) {
+        } else if (adaptive && s.settled() && rr.validation.rfind("failed", 0) != 0) {
           v.kind = RegionVerdict::Slower;
         } else {
           continue;
         }
         break;
       case RegionState::Swapped:
-        if (!s.settled()) continue;
+        // One taken over from this very signature says nothing new.
+        if (!adaptive || !s.settled() || rr.kept_before) continue;
         v.kind = RegionVerdict::Kept;
         break;
       case RegionState::Rejected:
         // Not one taken over, not dead code or unprofiled: the selection's own verdict.
-        if (!rr.carried.empty() || rr.selection.reason.empty() ||
-            s.options().policy != FusionPolicy::Adaptive)
-          continue;
+        if (!rr.carried.empty() || rr.selection.reason.empty() || !adaptive) continue;
         v.kind = RegionVerdict::NotWorthIt;
         v.reason = rr.selection.reason;
         break;
@@ -198,6 +210,7 @@ Session& ShapeSessions::session_for(std::span<const TensorView> inputs) {
   SessionOptions o = options_;
   if (warm_) o.warmup_min_s = 0;  // the thread pool has run: nothing to wait for
   o.verdicts = &verdicts_;
+  o.signature = signature;
   e->session = std::make_unique<Session>(g, target_, machine_, o);
   warm_ = true;
   ++rec->sessions;

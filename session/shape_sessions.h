@@ -64,9 +64,11 @@ class ShapeSessions {
 
   // `target` and `machine` as for Session, shared by every session; `options` for each
   // (after the first, without the warm-up's minimum time: the process is warm).
+  // The verdicts its sessions reach are kept in the target's disk cache for the next
+  // process (verdict_store.h), unless HOTFUSE_VERDICTS=off (hf::Error for a bad value).
   ShapeSessions(GraphForInputs make_graph, SessionTarget target, const MachinePeak& machine,
                 SessionOptions options, size_t capacity = kDefaultCapacity);
-  ~ShapeSessions();
+  ~ShapeSessions();  // records the verdicts reached since the last switch
 
   // The session for these inputs' signature (in the target's memory): the cached one, or
   // a new one for a graph made by make_graph (the least recently used one is then dropped

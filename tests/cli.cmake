@@ -2,8 +2,9 @@
 # and, where it fuses, checks fused against unfused outputs; the report has
 # its public fields, and every kind of bad input gives exit code 2 with one line naming
 # the problem (tests/cli_errors.sh). Kernels go to a cache inside the build tree, never
-# the user's.
-set(HF_TEST_ENV "HOTFUSE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-kernel-cache")
+# the user's. The cache is shared by the tests, so its region verdicts are not: every test
+# decides for itself, whichever ran before it (tests/cli_verdicts.sh covers them).
+set(HF_TEST_ENV "HOTFUSE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-kernel-cache" "HOTFUSE_VERDICTS=off")
 file(GLOB HF_EXAMPLES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/traces/graphs/*.json)
 foreach(ex ${HF_EXAMPLES})
   get_filename_component(name ${ex} NAME_WE)
@@ -56,6 +57,11 @@ add_test(NAME cli_errors
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_errors.sh $<TARGET_FILE:hotfuse-run>
                  ${PROJECT_SOURCE_DIR})
 set_tests_properties(cli_report cli_errors PROPERTIES ENVIRONMENT "${HF_TEST_ENV}")
+# Region verdicts kept in the kernel cache's directory for the next process (its own cache).
+add_test(NAME cli_verdicts
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_verdicts.sh $<TARGET_FILE:hotfuse-run>
+                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_verdicts PROPERTIES TIMEOUT 300)
 # The machine probe's cache entry under the cache's rules (each run names its own cache).
 add_test(NAME cli_probe
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_probe.sh $<TARGET_FILE:hotfuse-run>

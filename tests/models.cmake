@@ -27,7 +27,7 @@ foreach(model resnet18 mobilenet_v2 gpt2_block resnet50 bert_layer)
                      ${HF_MODELS_DIR} ${model} ${level} --backend cpu --threads 2 ${extra})
     set_tests_properties(model_${model}_${level} PROPERTIES
       FIXTURES_REQUIRED hf_models
-      ENVIRONMENT "HOTFUSE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-kernel-cache"
+      ENVIRONMENT "HOTFUSE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-kernel-cache;HOTFUSE_VERDICTS=off"
       SKIP_RETURN_CODE 77
       TIMEOUT 600
       LABELS models)
@@ -55,7 +55,7 @@ foreach(model resnet18 mobilenet_v2 gpt2_block resnet50 bert_layer)
                      --backend cpu --threads 2)
     set_tests_properties(model_current_${model}_${level} PROPERTIES
       FIXTURES_REQUIRED hf_models_current
-      ENVIRONMENT "HOTFUSE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-kernel-cache"
+      ENVIRONMENT "HOTFUSE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-kernel-cache;HOTFUSE_VERDICTS=off"
       SKIP_RETURN_CODE 77 TIMEOUT 900 LABELS models)
   endforeach()
 endforeach()
@@ -71,7 +71,7 @@ if(HF_HAVE_CUDA_BACKEND)
                        ${HF_MODELS_DIR} ${model} ${level} --backend cuda)
       set_tests_properties(model_${model}_cuda_${level} PROPERTIES
         FIXTURES_REQUIRED hf_models
-        ENVIRONMENT "HOTFUSE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-kernel-cache"
+        ENVIRONMENT "HOTFUSE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-kernel-cache;HOTFUSE_VERDICTS=off"
         SKIP_RETURN_CODE 77
         TIMEOUT 600
         LABELS "models;cuda")

@@ -1,14 +1,19 @@
 // One model at several input signatures (session/shape_sessions.h): a session per
 // signature, kept and reused, the least recently used dropped, no compile for a batch size
-// after the first, verdicts carried over where they hold (session/region_verdicts.h), and
-// the values of specialised inputs in the signature.
+// after the first, verdicts carried over where they hold (session/region_verdicts.h), also
+// to the next process (session/verdict_store.h), and the values of specialised inputs in
+// the signature.
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 
 #include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
+#include "runtime/ir/error.h"
 #include "session/shape_sessions.h"
+#include "session/verdict_store.h"
 #include "tests/support/fixed_machine.h"
 #include "tests/support/jit_env.h"
 
@@ -271,6 +276,156 @@ TEST(ShapeSessions, TheValuesOfSpecialisedInputsArePartOfTheSignature) {
   EXPECT_EQ(&sessions.session_for(empty), &c);
   EXPECT_EQ(made, 3);
   EXPECT_EQ(sessions.shapes()[2].signature, "x [4], k [0]; given k = []");
+}
+
+// ---- verdicts across processes ----------------------------------------------------------------
+
+TEST(VerdictStore, KeepsARegionsVerdictsForItsContextOnly) {
+  JitEnv env;
+  VerdictStore store(env.disk, "machine A");
+  store.save("k", {verdict(RegionVerdict::Kept, 1000),
+                   {RegionVerdict::Wrong, 5, "x [1,64]", "differed from its ops"}});
+  std::vector<RegionVerdict> got = VerdictStore(env.disk, "machine A").load("k");
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].kind, RegionVerdict::Kept);
+  EXPECT_EQ(got[0].io_bytes, 1000);
+  EXPECT_EQ(got[0].at, "x [64,64]");
+  EXPECT_EQ(got[0].reason, "its reason");
+  EXPECT_EQ(got[1].kind, RegionVerdict::Wrong);
+  EXPECT_EQ(got[1].reason, "differed from its ops");
+  EXPECT_TRUE(VerdictStore(env.disk, "machine B").load("k").empty()) << "another context";
+  EXPECT_TRUE(store.load("other").empty());
+}
+
+TEST(VerdictStore, RegionVerdictsReadAndWriteThroughIt) {
+  using V = RegionVerdict;
+  JitEnv env;
+  auto store = std::make_shared<VerdictStore>(env.disk, "context");
+  RegionVerdicts(store).record("k", {V::Slower, 100, "b", "not faster"});
+  RegionVerdicts next(store);  // the next process
+  const RegionVerdict* v = next.find("k", 100);
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->kind, V::Slower);
+  EXPECT_EQ(v->reason, "not faster");
+  next.record("k", {V::Kept, 1000, "a", "faster"});
+  RegionVerdicts third(store);
+  EXPECT_EQ(third.find("k", 900)->at, "a");
+  EXPECT_EQ(third.find("k", 100)->at, "b") << "the other signature's verdict is kept beside it";
+  EXPECT_EQ(RegionVerdicts().find("k", 100), nullptr) << "without a store, nothing is read";
+}
+
+TEST(VerdictStore, HotfuseVerdictsOffTurnsItOffAndABadValueIsNamed) {
+  JitEnv env;
+  const char* was = std::getenv("HOTFUSE_VERDICTS");
+  const std::string saved = was ? was : "";
+  ::unsetenv("HOTFUSE_VERDICTS");
+  EXPECT_NE(VerdictStore::from_env(env.disk, "c"), nullptr);
+  EXPECT_EQ(VerdictStore::from_env(nullptr, "c"), nullptr) << "no disk cache, no store";
+  ::setenv("HOTFUSE_VERDICTS", "on", 1);
+  EXPECT_NE(VerdictStore::from_env(env.disk, "c"), nullptr);
+  ::setenv("HOTFUSE_VERDICTS", "off", 1);
+  EXPECT_EQ(VerdictStore::from_env(env.disk, "c"), nullptr);
+  ::setenv("HOTFUSE_VERDICTS", "maybe", 1);
+  try {
+    VerdictStore::from_env(env.disk, "c");
+    ADD_FAILURE() << "HOTFUSE_VERDICTS=maybe was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("HOTFUSE_VERDICTS='maybe'"), std::string::npos)
+        << e.what();
+  }
+  if (was)
+    ::setenv("HOTFUSE_VERDICTS", saved.c_str(), 1);
+  else
+    ::unsetenv("HOTFUSE_VERDICTS");
+}
+
+SessionOptions quick(SessionOptions o) {
+  o.warmup_iters = 0;
+  o.warmup_min_s = 0;
+  o.profile_iters = o.reprofile_iters = 2;
+  o.sync_compile = true;
+  return o;
+}
+
+Graph chain_for(const std::vector<Shape>& shapes, const SmallInputs&) {
+  return chain(shapes.at(0).at(0));
+}
+
+// A second process over the same disk cache (JitEnv::fresh_process) takes the verdicts the
+// first one reached: a kernel that computed wrong results is not fused, nor even loaded.
+TEST(ShapeSessions, AWrongVerdictOutlivesTheProcess) {
+  JitEnv env;
+  cpu::CpuBackend backend;
+  Graph g = chain(8);
+  std::vector<HostTensor> in = random_inputs(g, 8);
+  auto settle = [&](ShapeSessions& sessions) -> Session& {
+    Session& s = sessions.session_for(views(in));
+    for (int i = 0; i < 200 && !s.settled(); ++i) sessions.run(views(in));
+    EXPECT_TRUE(s.settled()) << phase_name(s.phase());
+    return s;
+  };
+  {
+    SessionOptions miscompiled = quick(fusion_all());
+    miscompiled.after_fused_run = [](int, std::span<const TensorView> out) {
+      static_cast<float*>(out[0].data)[5] += 1.0f;
+    };
+    ShapeSessions first(chain_for, cpu_session_target(backend, *env.cache), fixed_machine(),
+                        miscompiled);
+    EXPECT_EQ(settle(first).regions()[0].state, RegionState::Reverted);
+  }  // the process ends: what it decided is on disk
+  std::unique_ptr<fusion::KernelCache> cache = env.fresh_process();
+  ShapeSessions next(chain_for, cpu_session_target(backend, *cache), fixed_machine(),
+                     quick(fusion_all()));
+  const RegionRecord& r = settle(next).regions()[0];
+  EXPECT_EQ(r.state, RegionState::Rejected);
+  EXPECT_NE(r.reason.find("not fused: its kernel differed from its ops at x [8,64]"),
+            std::string::npos)
+      << r.reason;
+  EXPECT_EQ(cache->compiles() + cache->disk_hits(), 0) << "its kernel was not even loaded";
+}
+
+// A kernel adaptive kept at this very signature in an earlier process goes from the cache
+// straight into the plan: no validating iteration, no re-profile, steady right after the
+// profile; the plan is then timed in its first steady iterations, for the report.
+TEST(ShapeSessions, AKernelKeptBeforeAtThisSignatureIsNotJudgedAgain) {
+  JitEnv env;
+  cpu::CpuBackend backend;
+  SessionOptions o = quick({});
+  o.policy = FusionPolicy::Adaptive;
+  o.select.min_share = 2;  // left to itself, it fuses nothing
+  Graph g = chain(32);
+  std::vector<HostTensor> in = random_inputs(g, 3);
+  Executor unfused(g, backend);
+  std::vector<HostTensor> want = copies(unfused.run(views(in)));
+  {  // what the earlier process recorded
+    Session probe(g, backend, *env.cache, fixed_machine(), o);
+    RegionVerdicts earlier(std::make_shared<VerdictStore>(
+        env.disk,
+        VerdictStore::context(fixed_machine(), env.cache->toolchain().key_parts(), o.select)));
+    earlier.record(region_key(probe.graph(), probe.regions()[0]),
+                   {RegionVerdict::Kept, (2 * 32 * 64 + 64) * 4.0, "x [32,64], b [64]", "faster"});
+  }
+  ShapeSessions sessions(chain_for, cpu_session_target(backend, *env.cache), fixed_machine(), o);
+  Session& s = sessions.session_for(views(in));
+  std::span<const TensorView> got;
+  for (int i = 0; i < 50 && !s.settled(); ++i) got = sessions.run(views(in));
+  ASSERT_TRUE(s.settled()) << phase_name(s.phase());
+  const RegionRecord& r = s.regions()[0];
+  EXPECT_EQ(r.state, RegionState::Swapped) << r.reason;
+  EXPECT_TRUE(r.kept_before);
+  EXPECT_EQ(r.validation.rfind("passed before: kept at x [32,64], b [64]", 0), 0u) << r.validation;
+  for (const IterationRecord& it : s.iterations()) {
+    EXPECT_NE(it.phase, Phase::Validating) << "iteration " << it.index;
+    EXPECT_NE(it.phase, Phase::Reprofiling) << "iteration " << it.index;
+  }
+  EXPECT_EQ(s.iterations().size(), size_t(o.profile_iters + 1))
+      << "steady after the profile and the iteration that swapped the kernel in";
+  EXPECT_LT(r.measured_fused_s, 0) << "the swapped plan is not timed yet";
+  for (int i = 0; i <= o.reprofile_iters; ++i) got = sessions.run(views(in));
+  EXPECT_GT(r.measured_fused_s, 0) << "timed in its first steady iterations";
+  EXPECT_FALSE(s.fused_ops().empty());
+  Mismatch m = compare(want[0].view(), got[0], fused_tolerance(DType::F32));
+  EXPECT_EQ(m.index, -1) << m.actual << " vs " << m.expected;
 }
 
 }  // namespace

@@ -43,6 +43,7 @@
 #include "session/session.h"
 #include "session/session_report.h"
 #include "session/shape_sessions.h"
+#include "session/verdict_store.h"
 #include "tools/check_mode.h"
 #include "tools/graph_file.h"
 #include "tools/output_files.h"
@@ -126,6 +127,7 @@ void check_configuration(const Options& o) {
   fusion::check_jit_environment();  // MGB_JIT_KEEP_INTERM, MGB_JIT_BACKEND, MGB_JIT_WORKDIR
   memory_cap_bytes();               // HOTFUSE_MAX_BYTES
   cpu::ThreadPool::size_from_environment();  // HOTFUSE_NUM_THREADS, on the CUDA backend too
+  VerdictStore::check_environment();         // HOTFUSE_VERDICTS
   if (!o.report.empty()) fsutil::check_output_file(o.report, "--report");
   if (!o.dump.empty()) dump::DumpDir::check(o.dump, o.force, "--dump");
   if (!o.save_outputs.empty()) dump::DumpDir::check(o.save_outputs, o.force, "--save-outputs");

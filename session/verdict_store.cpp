@@ -1,0 +1,99 @@
+#include "session/verdict_store.h"
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "profiler/machine_probe.h"
+#include "runtime/ir/error.h"
+#include "session/selection.h"
+
+namespace hf {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kKinds[] = {"kept", "slower", "not worth it", "wrong"};
+
+}  // namespace
+
+VerdictStore::VerdictStore(std::shared_ptr<fusion::DiskCache> disk, std::string context)
+    : disk_(std::move(disk)), context_(std::move(context)) {}
+
+namespace {
+
+std::string verdicts_variable() {
+  const char* v = std::getenv("HOTFUSE_VERDICTS");
+  const std::string value = v ? v : "";
+  if (!value.empty() && value != "on" && value != "off")
+    throw Error("HOTFUSE_VERDICTS='" + value + "': expected on or off");
+  return value;
+}
+
+}  // namespace
+
+void VerdictStore::check_environment() {
+  verdicts_variable();
+}
+
+std::shared_ptr<VerdictStore> VerdictStore::from_env(std::shared_ptr<fusion::DiskCache> disk,
+                                                     std::string context) {
+  if (verdicts_variable() == "off" || !disk) return nullptr;
+  return std::make_shared<VerdictStore>(std::move(disk), std::move(context));
+}
+
+std::string VerdictStore::context(const MachinePeak& machine,
+                                  const std::vector<std::string>& toolchain,
+                                  const SelectionOptions& select) {
+  json c = {{"cpu", machine.cpu},
+            {"threads", machine.threads},
+            {"toolchain", toolchain},
+            {"min_share", select.min_share},
+            {"expected_iters", select.expected_iters},
+            {"compile_ms", select.compile_ms}};
+  return c.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string VerdictStore::key(const std::string& region_key) const {
+  return fusion::DiskCache::make_key({"verdicts", context_, region_key});
+}
+
+std::vector<RegionVerdict> VerdictStore::load(const std::string& region_key) const {
+  std::optional<std::string> text = disk_->get(key(region_key));
+  if (!text) return {};
+  std::vector<RegionVerdict> out;
+  try {
+    const json e = json::parse(*text);
+    // The key is a digest: the entry names what it is for, and only that is taken.
+    if (e.at("context") != context_ || e.at("region") != region_key) return {};
+    for (const json& j : e.at("verdicts")) {
+      RegionVerdict v;
+      const std::string kind = j.at("kind");
+      int k = 0;
+      while (k < 4 && kind != kKinds[k]) ++k;
+      if (k == 4) return {};
+      v.kind = static_cast<RegionVerdict::Kind>(k);
+      v.io_bytes = j.at("io_bytes");
+      v.at = j.at("at");
+      v.reason = j.at("reason");
+      out.push_back(std::move(v));
+    }
+  } catch (const json::exception&) {
+    return {};
+  }
+  return out;
+}
+
+void VerdictStore::save(const std::string& region_key,
+                        const std::vector<RegionVerdict>& verdicts) const {
+  json all = json::array();
+  for (const RegionVerdict& v : verdicts)
+    all.push_back(
+        {{"kind", kKinds[v.kind]}, {"io_bytes", v.io_bytes}, {"at", v.at}, {"reason", v.reason}});
+  json e = {{"context", context_}, {"region", region_key}, {"verdicts", all}};
+  // Names that are not UTF-8 are written replaced: such an entry is never taken (its
+  // region no longer matches), and the session decides again.
+  disk_->put(key(region_key), e.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+}  // namespace hf
