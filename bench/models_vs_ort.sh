@@ -12,6 +12,9 @@ set -euo pipefail
 models=$1 rounds=$2 threads=$3 py=$4
 shift 4
 here=$(cd "$(dirname "$0")" && pwd)
+# Each run decides its regions for itself: rounds stay independent, and a binary under
+# comparison does not take another's verdicts from the shared kernel cache.
+export HOTFUSE_VERDICTS=off
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for ((r = 0; r < rounds; ++r)); do

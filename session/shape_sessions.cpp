@@ -123,7 +123,9 @@ void ShapeSessions::update(Entry& e) {
         if (mismatch) {
           v.kind = RegionVerdict::Wrong;
           v.reason = "differed from its ops at " + r.signature;
-        } else if (adaptive && s.settled() && rr.validation.rfind("failed", 0) != 0) {
+        } else if (adaptive && s.settled() && rr.measured_fused_s >= 0) {
+          // Re-profiled, then reverted: slower. (A region reverted before it ran, its plan
+          // not built for want of memory say, says nothing about its speed.)
           v.kind = RegionVerdict::Slower;
         } else {
           continue;

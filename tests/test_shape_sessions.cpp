@@ -5,7 +5,10 @@
 // the signature.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <optional>
+#include <thread>
 
 #include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
@@ -280,6 +283,18 @@ TEST(ShapeSessions, TheValuesOfSpecialisedInputsArePartOfTheSignature) {
 
 // ---- verdicts across processes ----------------------------------------------------------------
 
+// The store as the user has it by default, whatever this test's environment says; restored.
+struct VerdictsOn {
+  std::optional<std::string> was;
+  VerdictsOn() {
+    if (const char* v = std::getenv("HOTFUSE_VERDICTS")) was = v;
+    ::unsetenv("HOTFUSE_VERDICTS");
+  }
+  ~VerdictsOn() {
+    if (was) ::setenv("HOTFUSE_VERDICTS", was->c_str(), 1);
+  }
+};
+
 TEST(VerdictStore, KeepsARegionsVerdictsForItsContextOnly) {
   JitEnv env;
   VerdictStore store(env.disk, "machine A");
@@ -316,9 +331,7 @@ TEST(VerdictStore, RegionVerdictsReadAndWriteThroughIt) {
 
 TEST(VerdictStore, HotfuseVerdictsOffTurnsItOffAndABadValueIsNamed) {
   JitEnv env;
-  const char* was = std::getenv("HOTFUSE_VERDICTS");
-  const std::string saved = was ? was : "";
-  ::unsetenv("HOTFUSE_VERDICTS");
+  VerdictsOn on;
   EXPECT_NE(VerdictStore::from_env(env.disk, "c"), nullptr);
   EXPECT_EQ(VerdictStore::from_env(nullptr, "c"), nullptr) << "no disk cache, no store";
   ::setenv("HOTFUSE_VERDICTS", "on", 1);
@@ -333,10 +346,6 @@ TEST(VerdictStore, HotfuseVerdictsOffTurnsItOffAndABadValueIsNamed) {
     EXPECT_NE(std::string(e.what()).find("HOTFUSE_VERDICTS='maybe'"), std::string::npos)
         << e.what();
   }
-  if (was)
-    ::setenv("HOTFUSE_VERDICTS", saved.c_str(), 1);
-  else
-    ::unsetenv("HOTFUSE_VERDICTS");
 }
 
 SessionOptions quick(SessionOptions o) {
@@ -354,6 +363,7 @@ Graph chain_for(const std::vector<Shape>& shapes, const SmallInputs&) {
 // A second process over the same disk cache (JitEnv::fresh_process) takes the verdicts the
 // first one reached: a kernel that computed wrong results is not fused, nor even loaded.
 TEST(ShapeSessions, AWrongVerdictOutlivesTheProcess) {
+  VerdictsOn on;
   JitEnv env;
   cpu::CpuBackend backend;
   Graph g = chain(8);
@@ -384,10 +394,52 @@ TEST(ShapeSessions, AWrongVerdictOutlivesTheProcess) {
   EXPECT_EQ(cache->compiles() + cache->disk_hits(), 0) << "its kernel was not even loaded";
 }
 
+// Not faster is a verdict too: the next process does not fuse the region at that size, nor
+// load its kernel. (The earlier process's kernel is made slower by a test hook: a sleep
+// against microseconds of ops, whatever this machine's load.)
+TEST(ShapeSessions, ASlowerVerdictOutlivesTheProcess) {
+  VerdictsOn on;
+  JitEnv env;
+  cpu::CpuBackend backend;
+  SessionOptions o = quick({});
+  o.policy = FusionPolicy::Adaptive;
+  o.select.min_share = 0;
+  o.select.expected_iters = int64_t(1) << 40;  // any saving repays the compile
+  Graph g = chain(256);
+  std::vector<HostTensor> in = random_inputs(g, 256);
+  auto settle = [&](ShapeSessions& sessions) -> Session& {
+    Session& s = sessions.session_for(views(in));
+    for (int i = 0; i < 200 && !s.settled(); ++i) sessions.run(views(in));
+    EXPECT_TRUE(s.settled()) << phase_name(s.phase());
+    return s;
+  };
+  {
+    SessionOptions slowed = o;
+    slowed.after_fused_run = [](int, std::span<const TensorView>) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    };
+    ShapeSessions first(chain_for, cpu_session_target(backend, *env.cache), fixed_machine(),
+                        slowed);
+    const RegionRecord& r = settle(first).regions()[0];
+    ASSERT_EQ(r.state, RegionState::Reverted) << r.reason;
+    EXPECT_NE(r.reason.find("not faster"), std::string::npos) << r.reason;
+  }
+  std::unique_ptr<fusion::KernelCache> cache = env.fresh_process();
+  ShapeSessions next(chain_for, cpu_session_target(backend, *cache), fixed_machine(), o);
+  const RegionRecord& r = settle(next).regions()[0];
+  EXPECT_EQ(r.state, RegionState::Rejected);
+  EXPECT_NE(r.reason.find("carried over: its kernel was not faster than its ops (decided at x "
+                          "[256,64], b [64]"),
+            std::string::npos)
+      << r.reason;
+  EXPECT_EQ(cache->compiles() + cache->disk_hits(), 0) << "its kernel was not even loaded";
+}
+
 // A kernel adaptive kept at this very signature in an earlier process goes from the cache
 // straight into the plan: no validating iteration, no re-profile, steady right after the
 // profile; the plan is then timed in its first steady iterations, for the report.
 TEST(ShapeSessions, AKernelKeptBeforeAtThisSignatureIsNotJudgedAgain) {
+  VerdictsOn on;
   JitEnv env;
   cpu::CpuBackend backend;
   SessionOptions o = quick({});
