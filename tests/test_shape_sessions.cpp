@@ -356,6 +356,14 @@ SessionOptions quick(SessionOptions o) {
   return o;
 }
 
+// Runs `in` until its session settles.
+Session& settle(ShapeSessions& sessions, const std::vector<HostTensor>& in) {
+  Session& s = sessions.session_for(views(in));
+  for (int i = 0; i < 200 && !s.settled(); ++i) sessions.run(views(in));
+  EXPECT_TRUE(s.settled()) << phase_name(s.phase());
+  return s;
+}
+
 Graph chain_for(const std::vector<Shape>& shapes, const SmallInputs&) {
   return chain(shapes.at(0).at(0));
 }
@@ -368,12 +376,6 @@ TEST(ShapeSessions, AWrongVerdictOutlivesTheProcess) {
   cpu::CpuBackend backend;
   Graph g = chain(8);
   std::vector<HostTensor> in = random_inputs(g, 8);
-  auto settle = [&](ShapeSessions& sessions) -> Session& {
-    Session& s = sessions.session_for(views(in));
-    for (int i = 0; i < 200 && !s.settled(); ++i) sessions.run(views(in));
-    EXPECT_TRUE(s.settled()) << phase_name(s.phase());
-    return s;
-  };
   {
     SessionOptions miscompiled = quick(fusion_all());
     miscompiled.after_fused_run = [](int, std::span<const TensorView> out) {
@@ -381,12 +383,12 @@ TEST(ShapeSessions, AWrongVerdictOutlivesTheProcess) {
     };
     ShapeSessions first(chain_for, cpu_session_target(backend, *env.cache), fixed_machine(),
                         miscompiled);
-    EXPECT_EQ(settle(first).regions()[0].state, RegionState::Reverted);
+    EXPECT_EQ(settle(first, in).regions()[0].state, RegionState::Reverted);
   }  // the process ends: what it decided is on disk
   std::unique_ptr<fusion::KernelCache> cache = env.fresh_process();
   ShapeSessions next(chain_for, cpu_session_target(backend, *cache), fixed_machine(),
                      quick(fusion_all()));
-  const RegionRecord& r = settle(next).regions()[0];
+  const RegionRecord& r = settle(next, in).regions()[0];
   EXPECT_EQ(r.state, RegionState::Rejected);
   EXPECT_NE(r.reason.find("not fused: its kernel differed from its ops at x [8,64]"),
             std::string::npos)
@@ -407,12 +409,6 @@ TEST(ShapeSessions, ASlowerVerdictOutlivesTheProcess) {
   o.select.expected_iters = int64_t(1) << 40;  // any saving repays the compile
   Graph g = chain(256);
   std::vector<HostTensor> in = random_inputs(g, 256);
-  auto settle = [&](ShapeSessions& sessions) -> Session& {
-    Session& s = sessions.session_for(views(in));
-    for (int i = 0; i < 200 && !s.settled(); ++i) sessions.run(views(in));
-    EXPECT_TRUE(s.settled()) << phase_name(s.phase());
-    return s;
-  };
   {
     SessionOptions slowed = o;
     slowed.after_fused_run = [](int, std::span<const TensorView>) {
@@ -420,13 +416,13 @@ TEST(ShapeSessions, ASlowerVerdictOutlivesTheProcess) {
     };
     ShapeSessions first(chain_for, cpu_session_target(backend, *env.cache), fixed_machine(),
                         slowed);
-    const RegionRecord& r = settle(first).regions()[0];
+    const RegionRecord& r = settle(first, in).regions()[0];
     ASSERT_EQ(r.state, RegionState::Reverted) << r.reason;
     EXPECT_NE(r.reason.find("not faster"), std::string::npos) << r.reason;
   }
   std::unique_ptr<fusion::KernelCache> cache = env.fresh_process();
   ShapeSessions next(chain_for, cpu_session_target(backend, *cache), fixed_machine(), o);
-  const RegionRecord& r = settle(next).regions()[0];
+  const RegionRecord& r = settle(next, in).regions()[0];
   EXPECT_EQ(r.state, RegionState::Rejected);
   EXPECT_NE(r.reason.find("carried over: its kernel was not faster than its ops (decided at x "
                           "[256,64], b [64]"),
