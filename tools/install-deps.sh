@@ -13,6 +13,7 @@ packages=(
   graphviz
   # fuzz/ (docs/reliability.md): clang with libFuzzer and the sanitizer runtimes.
   clang-14 libclang-rt-14-dev
+  lld  # the sanitizer trees of tools/test.sh link with it: their links are several times GNU ld's
   # models/export_models.py (the real-model tests, tests/models.cmake): Debian's torch,
   # torchvision and onnx for /usr/bin/python3.
   python3-torch python3-torchvision python3-onnx

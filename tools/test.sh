@@ -24,7 +24,8 @@ step ctest ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
 sanitized_tree() {  # <dir> <sanitizers> <optimisation>
   cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOTFUSE_SANITIZE="$2" \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$3 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$3 -DNDEBUG" \
-    -DHOTFUSE_BENCH=OFF -DHOTFUSE_VIEWER=OFF -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON >/dev/null
+    -DHOTFUSE_BENCH=OFF -DHOTFUSE_VIEWER=OFF -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON \
+    -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld >/dev/null
 }
 
 sanitized_tree build-tsan thread -O2
