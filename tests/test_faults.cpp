@@ -400,7 +400,7 @@ TEST(HostileInput, FuzzFindingsAreCleanErrors) {
 // Out of memory for real (an address-space limit in a child): exit 2 and one line, not a
 // crash. Sanitizers reserve terabytes of shadow memory, so they cannot run under the limit.
 TEST_F(FaultTest, OutOfMemoryIsOneLineAndExitCode2) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(HF_SANITIZED)
   GTEST_SKIP() << "sanitizer builds cannot run under an address-space limit";
 #endif
   fs::path graph = root_ / "big.json";  // 2 GiB of input, under the default cap here

@@ -36,7 +36,7 @@ double quantile(std::vector<double> v, double q) {
   return *k;
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(HF_SANITIZED)
 constexpr bool kSanitized = true;  // quarantines and shadow memory: RSS says nothing
 #else
 constexpr bool kSanitized = false;
