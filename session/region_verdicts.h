@@ -41,7 +41,6 @@ class RegionVerdicts {
   void record(const std::string& region_key, RegionVerdict v);
   // A Wrong verdict, else the one decided at the size nearest `io_bytes` (by ratio), or null.
   const RegionVerdict* find(const std::string& region_key, double io_bytes) const;
-  bool persistent() const { return store_ != nullptr; }
 
  private:
   std::vector<RegionVerdict>& of(const std::string& region_key) const;

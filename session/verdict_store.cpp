@@ -1,6 +1,8 @@
 #include "session/verdict_store.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "profiler/machine_probe.h"
@@ -69,10 +71,9 @@ std::vector<RegionVerdict> VerdictStore::load(const std::string& region_key) con
     for (const json& j : e.at("verdicts")) {
       RegionVerdict v;
       const std::string kind = j.at("kind");
-      int k = 0;
-      while (k < 4 && kind != kKinds[k]) ++k;
-      if (k == 4) return {};
-      v.kind = static_cast<RegionVerdict::Kind>(k);
+      const auto k = std::find(std::begin(kKinds), std::end(kKinds), kind);
+      if (k == std::end(kKinds)) return {};
+      v.kind = static_cast<RegionVerdict::Kind>(k - std::begin(kKinds));
       v.io_bytes = j.at("io_bytes");
       v.at = j.at("at");
       v.reason = j.at("reason");
