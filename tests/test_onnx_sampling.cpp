@@ -156,7 +156,9 @@ TEST(OnnxSampling, GridSampleNonFinitePoints) {
       const std::vector<double> y = run_grid(Grid{mode, padding, false}, 20, xs, gs, x, grid);
       ASSERT_EQ(y.size(), 3u);
       for (double v : y) EXPECT_TRUE(std::isfinite(v));
-      if (std::string(padding) == "zeros") EXPECT_EQ(y, std::vector<double>(3, 0.0));
+      if (std::string(padding) == "zeros") {
+        EXPECT_EQ(y, std::vector<double>(3, 0.0));
+      }
     }
 }
 
