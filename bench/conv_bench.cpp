@@ -1,19 +1,24 @@
 // Conv on the CPU: hotfuse's kernel (oneDNN on the pool, runtime/cpu/conv_onednn.h, made
 // once as at plan time, weights constant), the im2col + OpenBLAS kernel it replaced (and
 // still falls back to), and oneDNN's own OpenMP-threaded convolution primitive, on the layer
-// shapes of ResNet-18 and MobileNetV2 at 1x3x224x224. All read and write plain NCHW f32, as
-// the runtime's tensors are; oneDNN's weights are reordered to its preferred layout once,
-// outside the timing. Threads: HOTFUSE_NUM_THREADS for the pool (hotfuse and im2col),
-// OMP_NUM_THREADS for the onednn_* columns; bench/RESULTS.md ("Conv on the CPU") runs it.
+// shapes of ResNet-18 and MobileNetV2 at 1x3x224x224. They read and write plain NCHW f32, as
+// the runtime's tensors are, but for hotfuse_nhwc (the kernel as the graph's NHWC Conv chains
+// run it) and hotfuse_blocked (a blocked nChw8c chain, split by output channels: what issue 20
+// would build next); weights are reordered to the preferred layout once, outside the timing.
+// Threads: HOTFUSE_NUM_THREADS for the pool (hotfuse*, im2col), OMP_NUM_THREADS for the
+// onednn_* columns; bench/RESULTS.md ("Conv on the CPU", issue 20) runs it.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "runtime/cpu/conv_im2col.h"
 #include "runtime/cpu/conv_onednn.h"
 #include "runtime/cpu/nn_kernels.h"
 #include "runtime/cpu/onednn_context.h"
+#include "runtime/cpu/thread_pool.h"
 
 #if HF_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.hpp>
@@ -76,18 +81,22 @@ hf::ConvGeometry geometry(const Layer& l) {
   return g;
 }
 
-// im2col = true: the im2col + OpenBLAS kernel alone; else the runtime's Conv kernel.
-void BM_hotfuse(benchmark::State& st, Layer l, bool im2col) {
+// im2col = true: the im2col + OpenBLAS kernel alone; else the runtime's Conv kernel, on NCHW
+// tensors (with its reorders) or, nhwc = true, as inside the graph's NHWC Conv chains.
+void BM_hotfuse(benchmark::State& st, Layer l, bool im2col, bool nhwc) {
   using namespace hf;
   const int64_t o = out_size(l);
   std::vector<float> x = random_floats(l.c * l.hw * l.hw),
                      w = random_floats(l.m * (l.c / l.group) * l.k * l.k), b = random_floats(l.m),
                      y(l.m * o * o);
-  TensorView xv = contiguous_view(x.data(), DType::F32, {1, l.c, l.hw, l.hw});
+  TensorView xv = contiguous_view(x.data(), DType::F32,
+                                  nhwc ? Shape{1, l.hw, l.hw, l.c} : Shape{1, l.c, l.hw, l.hw});
   TensorView wv = contiguous_view(w.data(), DType::F32, {l.m, l.c / l.group, l.k, l.k});
   TensorView bv = contiguous_view(b.data(), DType::F32, {l.m});
-  TensorView yv = contiguous_view(y.data(), DType::F32, {1, l.m, o, o});
-  const ConvGeometry g = geometry(l);
+  TensorView yv =
+      contiguous_view(y.data(), DType::F32, nhwc ? Shape{1, o, o, l.m} : Shape{1, l.m, o, o});
+  ConvGeometry g = geometry(l);
+  g.nhwc = nhwc;
   cpu::ThreadPool& pool = cpu::ThreadPool::global();
   if (im2col) {
     for (auto _ : st) cpu::conv2d_im2col_f32(g, x.data(), w.data(), b.data(), y.data(), pool);
@@ -150,16 +159,84 @@ void BM_onednn(benchmark::State& st, Layer l, bool blocked) {
   st.SetLabel(pd.impl_info_str());
   set_flops(st, l);
 }
+
+// What a blocked layout kept through a Conv chain would run (issue 20): activations already in
+// nChw8c (no reorders: the chain's ends pay them once), the pool's threads each running one
+// single-threaded primitive on a slice of whole 8-channel output blocks. At batch 1 such a
+// slice of the output is itself a dense nChw8c tensor (its blocks are contiguous), and so
+// are its weights and bias: no strided destination. Dense convolutions only.
+void BM_hotfuse_blocked(benchmark::State& st, Layer l) {
+  using namespace dnnl;
+  using tag = memory::format_tag;
+  using dt = memory::data_type;
+  namespace od = hf::cpu::onednn;
+  hf::cpu::ThreadPool& pool = hf::cpu::ThreadPool::global();
+  const int64_t o = out_size(l), blocks = l.m / 8;
+  const int64_t slices = std::min<int64_t>(pool.size(), blocks);
+  std::vector<float> x = random_floats(l.c * l.hw * l.hw), w = random_floats(l.m * l.c * l.k * l.k),
+                     b = random_floats(l.m), y(l.m * o * o);
+  struct Slice {
+    int64_t first_block = 0, n_blocks = 0;
+    convolution_forward::primitive_desc pd;
+    memory weights;
+  };
+  std::vector<Slice> sl(slices);
+  for (int64_t i = 0; i < slices; ++i) {
+    Slice& s = sl[i];
+    s.first_block = blocks * i / slices;
+    s.n_blocks = blocks * (i + 1) / slices - s.first_block;
+    const int64_t m = s.n_blocks * 8;
+    memory::dims xd = {1, l.c, l.hw, l.hw}, yd = {1, m, o, o}, wd = {m, l.c, l.k, l.k};
+    convolution_forward::desc desc(prop_kind::forward_inference, algorithm::convolution_direct,
+                                   {xd, dt::f32, tag::nChw8c}, {wd, dt::f32, tag::any},
+                                   {{m}, dt::f32, tag::x}, {yd, dt::f32, tag::nChw8c},
+                                   {l.stride, l.stride}, {l.pad, l.pad}, {l.pad, l.pad});
+    s.pd = convolution_forward::primitive_desc(desc, od::user_scratchpad(), od::engine());
+    s.weights = memory(s.pd.weights_desc(), od::engine());
+    memory plain({wd, dt::f32, tag::oihw}, od::engine(),
+                 w.data() + s.first_block * 8 * l.c * l.k * l.k);
+    stream str(od::engine());
+    reorder(plain, s.weights).execute(str, plain, s.weights);
+    str.wait();
+  }
+  std::vector<convolution_forward> prims;
+  for (const Slice& s : sl) prims.emplace_back(s.pd);
+  const int64_t block_floats = o * o * 8;
+  auto run = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const Slice& s = sl[i];
+      od::execute(
+          prims[i], s.pd.scratchpad_desc(),
+          {{DNNL_ARG_SRC, od::mem(s.pd.src_desc(), x.data())},
+           {DNNL_ARG_WEIGHTS, s.weights},
+           {DNNL_ARG_BIAS, od::mem(s.pd.bias_desc(), b.data() + s.first_block * 8)},
+           {DNNL_ARG_DST, od::mem(s.pd.dst_desc(), y.data() + s.first_block * block_floats)}});
+    }
+  };
+  for (auto _ : st) pool.parallel_for(slices, 1, run);
+  st.SetLabel(std::to_string(slices) + " slices of 8-channel blocks, " + sl[0].pd.impl_info_str());
+  set_flops(st, l);
+}
 #endif
 
 int register_all() {
   for (const Layer& l : kLayers) {
-    for (bool im2col : {false, true})
-      benchmark::RegisterBenchmark((std::string(im2col ? "im2col/" : "hotfuse/") + l.name).c_str(),
-                                   BM_hotfuse, l, im2col)
+    struct Kind {
+      const char* name;
+      bool im2col, nhwc;
+    };
+    for (Kind k : {Kind{"hotfuse/", false, false}, Kind{"hotfuse_nhwc/", false, true},
+                   Kind{"im2col/", true, false}})
+      benchmark::RegisterBenchmark((std::string(k.name) + l.name).c_str(), BM_hotfuse, l, k.im2col,
+                                   k.nhwc)
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
 #if HF_HAVE_DNNL
+    if (l.group == 1 && l.m % 8 == 0 && l.c % 8 == 0)
+      benchmark::RegisterBenchmark((std::string("hotfuse_blocked/") + l.name).c_str(),
+                                   BM_hotfuse_blocked, l)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
     for (bool blocked : {false, true})
       benchmark::RegisterBenchmark(
           (std::string(blocked ? "onednn_blocked/" : "onednn_nchw/") + l.name).c_str(), BM_onednn,

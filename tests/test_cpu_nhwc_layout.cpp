@@ -10,6 +10,7 @@
 
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/cpu/nhwc_layout.h"
+#include "runtime/cpu/nn_kernels.h"
 #include "runtime/exec/executor.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
@@ -76,8 +77,10 @@ TEST(NhwcLayout, MovesConvChainsToNhwcWithOneTransposeAtEachEnd) {
   for (ValueId v : g.inputs()) EXPECT_TRUE(nhwc->find_value(g.value(v).name)) << g.value(v).name;
 }
 
-TEST(NhwcLayout, ComputesWhatTheNchwGraphDoes) {
-  const Graph g = parse_graph_json(kChain, "chain");
+// The rewritten graph against the naive reference of the original, at 1, 2 and 3 threads,
+// twice each (the second run reuses every buffer and packed weight). atol: for outputs that
+// cancel, a few f32 ulps of the magnitude of the terms summed.
+void expect_nhwc_computes_the_reference(const Graph& g, double atol = 1e-5) {
   std::unique_ptr<Graph> nhwc = cpu::nhwc_conv_chains(g);
   ASSERT_NE(nhwc, nullptr);
   std::vector<HostTensor> in = random_inputs(g, 11);
@@ -91,13 +94,63 @@ TEST(NhwcLayout, ComputesWhatTheNchwGraphDoes) {
       ASSERT_EQ(out.size(), ref.size());
       for (size_t i = 0; i < out.size(); ++i) {
         ASSERT_EQ(out[i].shape, ref[i].shape());
-        test::Mismatch m = test::compare(ref[i].view(), out[i], 1e-4, 1e-5);
+        test::Mismatch m = test::compare(ref[i].view(), out[i], 1e-4, atol);
         EXPECT_EQ(m.index, -1) << threads << " threads, iteration " << iter << ", output " << i
                                << " element " << m.index << ": expected " << m.expected << ", got "
                                << m.actual;
       }
     }
   }
+}
+
+TEST(NhwcLayout, ComputesWhatTheNchwGraphDoes) {
+  expect_nhwc_computes_the_reference(parse_graph_json(kChain, "chain"));
+}
+
+// A last stage of ResNet, small: images of 5x6 and 3x3 with more channels than pixels, where
+// the Convs take the blocked plan (slices of 8-channel output blocks, conv_onednn.h): a
+// residual block (the Add's operand read in the output's layout), 40 output channels that
+// split unevenly, a stride-2 downsampling, a batch of two.
+const char* kDeepStage = R"({
+  "inputs": [
+    {"name": "x", "dtype": "f32", "shape": [2, 16, 5, 6]},
+    {"name": "w1", "dtype": "f32", "shape": [32, 16, 3, 3]},
+    {"name": "b1", "dtype": "f32", "shape": [32]},
+    {"name": "w2", "dtype": "f32", "shape": [32, 32, 3, 3]},
+    {"name": "w3", "dtype": "f32", "shape": [40, 32, 3, 3]}
+  ],
+  "nodes": [
+    {"name": "conv1", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]}, "inputs": ["x", "w1", "b1"]},
+    {"name": "relu1", "op": "Elemwise", "mode": "RELU", "inputs": ["conv1:0"]},
+    {"name": "conv2", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]}, "inputs": ["relu1:0", "w2"]},
+    {"name": "add", "op": "Elemwise", "mode": "ADD", "inputs": ["conv2:0", "relu1:0"]},
+    {"name": "relu2", "op": "Elemwise", "mode": "RELU", "inputs": ["add:0"]},
+    {"name": "conv3", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1], "strides": [2, 2]},
+     "inputs": ["relu2:0", "w3"]}
+  ],
+  "outputs": ["conv3:0", "relu2:0"]
+})";
+
+TEST(NhwcLayout, SmallImagesWithManyChannelsSplitOutputChannels) {
+  const Graph g = parse_graph_json(kDeepStage, "deep");
+  // Each Conv takes the blocked plan from two threads on (one thread has nothing to split).
+  std::unique_ptr<Graph> nhwc = cpu::nhwc_conv_chains(g);
+  ASSERT_NE(nhwc, nullptr);
+  for (int threads : {1, 2, 3}) {
+    cpu::ThreadPool pool(threads);
+    for (NodeId id : nhwc->topo_order()) {
+      const Node& n = nhwc->node(id);
+      if (n.op != OpType::Conv) continue;
+      const ConvGeometry geo =
+          conv_geometry(n, nhwc->value(n.inputs[0]).shape, nhwc->value(n.inputs[1]).shape);
+      ASSERT_TRUE(geo.nhwc) << n.name;
+      cpu::Conv2d conv(geo, pool, DType::F32, true);
+      EXPECT_EQ(std::string(conv.describe()).find("nChw8c") != std::string::npos, threads > 1)
+          << n.name << " at " << threads << " threads: " << conv.describe();
+    }
+  }
+  // Three Convs of 144-288 products each on values up to about 10: terms' sums near 1e3.
+  expect_nhwc_computes_the_reference(g, 2e-3);
 }
 
 // ResNet's stem and head: conv -> relu -> MaxPool 3x3/2 (padded) -> conv -> AveragePool

@@ -307,6 +307,27 @@ TEST(EpilogueNumerics, NhwcResidualBlockInRegistersAndThroughBlocks) {
   expect_same_results(*nhwc, 2);
 }
 
+TEST(EpilogueNumerics, NhwcSmallImagesSplitOutputChannelsWithTheResidualInRegisters) {
+  // Weights outweigh activations: from two threads on, the Convs take the blocked plan
+  // (conv_onednn.h), whose post-ops read the residual reordered into the output's blocks;
+  // 40 channels split unevenly, a batch of two.
+  Graph g = parse(R"({"name": "x", "dtype": "f32", "shape": [2, 40, 5, 6]},
+      {"name": "w1", "dtype": "f32", "shape": [40, 40, 3, 3]},
+      {"name": "w2", "dtype": "f32", "shape": [40, 40, 3, 3]})",
+                  R"({"name": "c1", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]},
+       "inputs": ["x", "w1"]},
+      {"name": "relu1", "op": "Elemwise", "mode": "RELU", "inputs": ["c1:0"]},
+      {"name": "c2", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]}, "inputs": ["relu1:0", "w2"]},
+      {"name": "res", "op": "Elemwise", "mode": "ADD", "inputs": ["c2:0", "relu1:0"]},
+      {"name": "relu2", "op": "Elemwise", "mode": "RELU", "inputs": ["res:0"]})",
+                  R"("relu2:0")");
+  std::unique_ptr<Graph> nhwc = cpu::nhwc_conv_chains(g);
+  ASSERT_NE(nhwc, nullptr);
+  EXPECT_EQ(epilogues(*nhwc, detect(*nhwc)),
+            (std::vector<std::string>{"Conv+RELU", "Conv+ADD+RELU"}));
+  expect_same_results(*nhwc, 2);
+}
+
 TEST(EpilogueNumerics, PostOpsMapOnlyWhatTheyComputeExactly) {
   // The mapping itself: which chains become post-ops.
   auto map = [](const Graph& g) {

@@ -35,7 +35,8 @@ using onednn::mem;
 
 struct OnednnConv::Impl {
   ConvGeometry g;
-  bool nhwc = false;  // else the NCHW plan (1x1, group 1); g.nhwc: the graph's own, no reorders
+  bool nhwc = false;     // else the NCHW plan (1x1, group 1); g.nhwc: the graph's own, no reorders
+  bool blocked = false;  // the NHWC graph's small images: nChw8c, slices of output channels
   bool const_weights = false;
   std::string info;
   int slices = 1;
@@ -49,6 +50,14 @@ struct OnednnConv::Impl {
     dnnl::reorder in, out;
     memory::desc in_src, in_dst, out_src, out_dst, in_scratch, out_scratch;
     int64_t in_src_off = 0, in_dst_off = 0, out_dst_off = 0;
+    // Blocked plan: output channels [m0, m0 + ms); its weights' reorder from their plain
+    // slice (at wei_src_off in the graph's weights) to wei_off in the packed buffer.
+    int64_t m0 = 0, ms = 0, wei_src_off = 0;
+    dnnl::reorder wei_in;
+    memory::desc wei_src, wei_in_scratch;
+    // ...and a full post-op operand's share of output channels from NHWC into nChw8c.
+    dnnl::reorder operand_in;
+    memory::desc operand_in_scratch;
     OutBlock block;  // what it writes of one image of the graph's output
     // Per post-op: a binary one's operand layout and offset in one image (else unused).
     std::vector<memory::desc> src1;
@@ -238,6 +247,94 @@ struct OnednnConv::Impl {
     nhwc = true;
   }
 
+  // Whether the blocked plan suits: a Conv whose weights outweigh its activations (the small
+  // images deep in a network). There bands of output rows split
+  // few rows unevenly and each band reads all the weights, where slices of output channels
+  // read only theirs (bench/conv_bench, hotfuse_blocked against hotfuse_nhwc).
+  bool wants_blocked() const {
+    const Window2d& w = g.win;
+    const int64_t weights = g.m * g.c * w.k[0] * w.k[1];
+    const int64_t activations = g.c * w.in[0] * w.in[1] + g.m * w.out[0] * w.out[1];
+    return g.group == 1 && g.c % 8 == 0 && g.m % 8 == 0 &&
+           std::min<int64_t>(slices, g.m / 8) >= 2 && weights > activations;
+  }
+
+  // A slice of `cs` channels of an [h, w] image of `channels` in the graph's layout (NHWC or
+  // NCHW) as a 4-D view, and where channel c0 starts.
+  memory::desc graph_channels(int64_t cs, int64_t h, int64_t w, int64_t channels) const {
+    if (g.nhwc) return strided({1, cs, h, w}, {h * w * channels, 1, w * channels, channels});
+    return strided({1, cs, h, w}, {h * w * channels, h * w, w, 1});
+  }
+  int64_t graph_channel_offset(int64_t c0, int64_t h, int64_t w) const {
+    return g.nhwc ? c0 : c0 * h * w;
+  }
+
+  // Slices of whole 8-channel output blocks over activations in nChw8c: at batch 1 each
+  // slice's output, weights and bias are dense, and so is a full post-op operand's share
+  // (reordered in per slice). The input is reordered in once per call, channel blocks split
+  // over the slices; each slice reorders its output channels back into the graph's layout.
+  void plan_blocked() {
+    s.clear();
+    const Window2d& w = g.win;
+    const int64_t C = g.c, M = g.m, H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1];
+    const int64_t blocks = M / 8, n = std::min<int64_t>(slices, blocks), in_blocks = C / 8;
+    int64_t packed = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      Slice sl;
+      sl.m0 = blocks * i / n * 8;
+      sl.ms = blocks * (i + 1) / n * 8 - sl.m0;
+      sl.src = memory::desc({1, C, H, W}, kF32, Tag::nChw8c);
+      sl.dst = memory::desc({1, sl.ms, OH, OW}, kF32, Tag::nChw8c);
+      sl.dst_off = sl.m0 * OH * OW;
+      auto pd = conv_pd(sl.src, memory::desc(wei_dims(sl.ms), kF32, Tag::any), sl.dst, sl.ms,
+                        w.pad_begin[0], w.pad_end[0], post_ops_for(sl, sl.m0, sl.ms));
+      if (pd.src_desc() != sl.src || pd.dst_desc() != sl.dst)
+        throw dnnl::error(dnnl_unimplemented, "blocked layouts refused");
+      sl.wei = pd.weights_desc();
+      sl.bias = pd.bias_desc();
+      sl.conv_scratch = pd.scratchpad_desc();
+      sl.conv = dnnl::convolution_forward(pd);
+      sl.wei_off = packed;
+      packed += sl.wei.get_size() / sizeof(float) + 1;
+      sl.wei_src_off = sl.m0 * C * w.k[0] * w.k[1];
+      sl.wei_src = memory::desc(wei_dims(sl.ms), kF32, Tag::oihw);
+      dnnl::reorder::primitive_desc wpd(engine(), sl.wei_src, engine(), sl.wei, user_scratchpad());
+      sl.wei_in = dnnl::reorder(wpd);
+      sl.wei_in_scratch = wpd.scratchpad_desc();
+      sl.bias_off = sl.m0;
+      // Its share of the input reorder: input channel blocks [q0, q1).
+      const int64_t q0 = in_blocks * i / n * 8, q1 = in_blocks * (i + 1) / n * 8;
+      if (q1 > q0) {
+        sl.in_src = graph_channels(q1 - q0, H, W, C);
+        sl.in_dst = memory::desc({1, q1 - q0, H, W}, kF32, Tag::nChw8c);
+        dnnl::reorder::primitive_desc in_pd(engine(), sl.in_src, engine(), sl.in_dst,
+                                            user_scratchpad());
+        sl.in = dnnl::reorder(in_pd);
+        sl.in_scratch = in_pd.scratchpad_desc();
+        sl.in_src_off = graph_channel_offset(q0, H, W);
+        sl.in_dst_off = q0 * H * W;
+      }
+      sl.out_src = sl.dst;
+      sl.out_dst = graph_channels(sl.ms, OH, OW, M);
+      dnnl::reorder::primitive_desc out_pd(engine(), sl.out_src, engine(), sl.out_dst,
+                                           user_scratchpad());
+      sl.out = dnnl::reorder(out_pd);
+      sl.out_scratch = out_pd.scratchpad_desc();
+      sl.out_dst_off = graph_channel_offset(sl.m0, OH, OW);
+      dnnl::reorder::primitive_desc op_pd(engine(), sl.out_dst, engine(), sl.out_src,
+                                          user_scratchpad());
+      sl.operand_in = dnnl::reorder(op_pd);
+      sl.operand_in_scratch = op_pd.scratchpad_desc();
+      sl.block = g.nhwc ? OutBlock{sl.m0, OH * OW, sl.ms, M}
+                        : OutBlock{sl.out_dst_off, 1, sl.ms * OH * OW, 0};
+      if (i == 0)
+        info = std::string(g.nhwc ? "nChw8c (graph nhwc) " : "nChw8c ") + pd.impl_info_str();
+      s.push_back(std::move(sl));
+    }
+    wei_floats = static_cast<size_t>(packed);
+    nhwc = blocked = true;
+  }
+
   // operands (post-ops only): their data for the image at `image` (a full one is offset
   // by it; a per-channel one is the same for every image).
   void conv_slice(const Slice& sl, const float* x, const float* wei, const float* bias, float* y,
@@ -264,6 +361,55 @@ struct OnednnConv::Impl {
     on_block(b);
   }
 
+  // The blocked plan's call: the input and the full post-op operands reordered in, then each
+  // slice's convolution and its output channels reordered out.
+  void run_blocked(const float* x, const float* packed, const float* bias, float* y,
+                   ThreadPool& pool, const OnBlock& on_block,
+                   std::span<const float* const> operands) {
+    const int64_t per = static_cast<int64_t>(s.size()), items = g.n * per;
+    // The calling thread's buffers, as for the NHWC plan's reorders.
+    thread_local std::vector<float> x_buf, y_buf;
+    thread_local std::vector<std::vector<float>> operand_bufs;
+    float* xb = grow(x_buf, g.n * in_image());
+    float* yb = grow(y_buf, g.n * out_image());
+    std::vector<const float*> in_blocked(operands.begin(), operands.end());
+    std::vector<int> full;  // the operands read in the output's layout
+    for (const ConvPostOp& p : post)
+      if (p.operand >= 0 && !p.per_channel && p.kind != ConvPostOp::Relu &&
+          p.kind != ConvPostOp::Clip &&
+          std::find(full.begin(), full.end(), p.operand) == full.end())
+        full.push_back(p.operand);
+    if (operand_bufs.size() < full.size()) operand_bufs.resize(full.size());
+    for (size_t k = 0; k < full.size(); ++k)
+      in_blocked[full[k]] = grow(operand_bufs[k], g.n * out_image());
+    pool.parallel_for(items, 1, [&](int64_t b, int64_t e) {
+      for (int64_t it = b; it < e; ++it) {
+        const Slice& sl = s[it % per];
+        const int64_t n = it / per;
+        if (sl.in)
+          execute(sl.in, sl.in_scratch,
+                  {{DNNL_ARG_FROM, mem(sl.in_src, x + n * in_image() + sl.in_src_off)},
+                   {DNNL_ARG_TO, mem(sl.in_dst, xb + n * in_image() + sl.in_dst_off)}});
+        for (int k : full)
+          execute(sl.operand_in, sl.operand_in_scratch,
+                  {{DNNL_ARG_FROM, mem(sl.out_dst, operands[k] + n * out_image() + sl.out_dst_off)},
+                   {DNNL_ARG_TO, mem(sl.out_src, in_blocked[k] + n * out_image() + sl.dst_off)}});
+      }
+    });
+    pool.parallel_for(items, 1, [&](int64_t b, int64_t e) {
+      for (int64_t it = b; it < e; ++it) {
+        const Slice& sl = s[it % per];
+        const int64_t n = it / per;
+        float* yn = yb + n * out_image();
+        conv_slice(sl, xb + n * in_image(), packed, bias, yn, in_blocked, n);
+        execute(sl.out, sl.out_scratch,
+                {{DNNL_ARG_FROM, mem(sl.out_src, yn + sl.dst_off)},
+                 {DNNL_ARG_TO, mem(sl.out_dst, y + n * out_image() + sl.out_dst_off)}});
+        done(on_block, sl, n);
+      }
+    });
+  }
+
   void run(const float* x, const float* w, const float* bias, float* y, ThreadPool& pool,
            const OnBlock& on_block, std::span<const float* const> operands) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -286,15 +432,27 @@ struct OnednnConv::Impl {
     // (both NHWC plans) Weights in the primitive's layout: shared by their constant, or
     // packed here once when constant, or on every call.
     auto reorder = [&](float* to) {
-      execute(wei_reorder, wei_scratch,
-              {{DNNL_ARG_FROM, mem(wei_plain, w)}, {DNNL_ARG_TO, mem(s[0].wei, to)}});
+      if (!blocked) {
+        execute(wei_reorder, wei_scratch,
+                {{DNNL_ARG_FROM, mem(wei_plain, w)}, {DNNL_ARG_TO, mem(s[0].wei, to)}});
+        return;
+      }
+      for (const Slice& sl : s)
+        execute(sl.wei_in, sl.wei_in_scratch,
+                {{DNNL_ARG_FROM, mem(sl.wei_src, w + sl.wei_src_off)},
+                 {DNNL_ARG_TO, mem(sl.wei, to + sl.wei_off)}});
     };
     const float* packed = nullptr;
     if (owner) {
       if (!shared) {
-        const dnnl_memory_desc_t& d = s[0].wei.data;
-        shared = shared_packed_weights(
-            owner, std::string(reinterpret_cast<const char*>(&d), sizeof d), wei_floats, reorder);
+        // Packed alike exactly when every slice's layout is the same.
+        std::string key = blocked ? "blocked" : "";
+        for (const Slice& sl : s) {
+          const dnnl_memory_desc_t& d = sl.wei.data;
+          key.append(reinterpret_cast<const char*>(&d), sizeof d);
+          if (!blocked) break;
+        }
+        shared = shared_packed_weights(owner, key, wei_floats, reorder);
       }
       packed = shared->data();
     } else {
@@ -304,6 +462,10 @@ struct OnednnConv::Impl {
         wei_cached = const_weights ? w : nullptr;
       }
       packed = wei_buf.data();
+    }
+    if (blocked) {
+      run_blocked(x, packed, bias, y, pool, on_block, operands);
+      return;
     }
     if (g.nhwc) {
       pool.parallel_for(items, 1, [&](int64_t b, int64_t e) {
@@ -367,6 +529,13 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const ConvGeometry& g, int slices
       try {
         impl->plan_nchw();
       } catch (const dnnl::error&) {
+        impl->plan_nhwc();
+      }
+    } else if (impl->wants_blocked()) {
+      try {
+        impl->plan_blocked();
+      } catch (const dnnl::error&) {
+        impl->blocked = false;
         impl->plan_nhwc();
       }
     } else {

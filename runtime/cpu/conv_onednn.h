@@ -3,7 +3,7 @@
 // Like every oneDNN primitive here (onednn_context.h says why), each runs on one thread and
 // the pool splits the convolution into slices, one primitive each.
 //
-// Two plans, both made once per geometry (at plan time), measured in bench/conv_bench:
+// Three plans, each made once per geometry (at plan time), measured in bench/conv_bench:
 //  - 1x1, group 1: plain NCHW in and out (oneDNN's gemm path), each slice a block of output
 //    channels of one image. No reorder of activations or weights.
 //  - everything else: activations in NHWC, oneDNN's fast layout for direct and depthwise
@@ -11,6 +11,11 @@
 //    reorders the input to NHWC band by band, then each slice convolves its band (reading
 //    the rows its window needs) and reorders its rows back to NCHW. Weights are reordered
 //    to the primitive's layout once when they are constant, else on every call.
+//  - a Conv whose weights outweigh its activations (small images, many channels: ResNet's
+//    last stages), but NCHW 1x1 ones: activations in oneDNN's blocked nChw8c,
+//    slices of whole 8-channel output blocks, each reading only its weights. The input is
+//    reordered in and each slice's channels out per call; on such images that is cheap
+//    next to bands that split a few rows unevenly and each read all the weights.
 #pragma once
 #include <memory>
 #include <span>
