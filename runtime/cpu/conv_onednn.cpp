@@ -35,8 +35,10 @@ using onednn::mem;
 
 struct OnednnConv::Impl {
   ConvGeometry g;
-  bool nhwc = false;     // else the NCHW plan (1x1, group 1); g.nhwc: the graph's own, no reorders
-  bool blocked = false;  // the NHWC graph's small images: nChw8c, slices of output channels
+  // nhwc: a plan whose weights are packed (NHWC bands, or blocked), else the NCHW plan (1x1,
+  // group 1); g.nhwc: the graph's own NHWC values, no reorders for the bands.
+  bool nhwc = false;
+  bool blocked = false;  // small images: nChw8c, slices of output channels, either layout
   bool const_weights = false;
   std::string info;
   int slices = 1;
@@ -50,9 +52,9 @@ struct OnednnConv::Impl {
     dnnl::reorder in, out;
     memory::desc in_src, in_dst, out_src, out_dst, in_scratch, out_scratch;
     int64_t in_src_off = 0, in_dst_off = 0, out_dst_off = 0;
-    // Blocked plan: output channels [m0, m0 + ms); its weights' reorder from their plain
-    // slice (at wei_src_off in the graph's weights) to wei_off in the packed buffer.
-    int64_t m0 = 0, ms = 0, wei_src_off = 0;
+    // Blocked plan: its weights' reorder from their plain slice (at wei_src_off in the
+    // graph's weights) to wei_off in the packed buffer...
+    int64_t wei_src_off = 0;
     dnnl::reorder wei_in;
     memory::desc wei_src, wei_in_scratch;
     // ...and a full post-op operand's share of output channels from NHWC into nChw8c.
@@ -104,6 +106,8 @@ struct OnednnConv::Impl {
     return po;
   }
   std::vector<Slice> s;
+  // Blocked plan: the post-op operands read in the output's layout, reordered in per call.
+  std::vector<int> full_operands;
 
   // NHWC plan: weights in the primitive's layout.
   dnnl::reorder wei_reorder;
@@ -281,13 +285,13 @@ struct OnednnConv::Impl {
     int64_t packed = 0;
     for (int64_t i = 0; i < n; ++i) {
       Slice sl;
-      sl.m0 = blocks * i / n * 8;
-      sl.ms = blocks * (i + 1) / n * 8 - sl.m0;
+      // Output channels [m0, m0 + ms).
+      const int64_t m0 = blocks * i / n * 8, ms = blocks * (i + 1) / n * 8 - m0;
       sl.src = memory::desc({1, C, H, W}, kF32, Tag::nChw8c);
-      sl.dst = memory::desc({1, sl.ms, OH, OW}, kF32, Tag::nChw8c);
-      sl.dst_off = sl.m0 * OH * OW;
-      auto pd = conv_pd(sl.src, memory::desc(wei_dims(sl.ms), kF32, Tag::any), sl.dst, sl.ms,
-                        w.pad_begin[0], w.pad_end[0], post_ops_for(sl, sl.m0, sl.ms));
+      sl.dst = memory::desc({1, ms, OH, OW}, kF32, Tag::nChw8c);
+      sl.dst_off = m0 * OH * OW;
+      auto pd = conv_pd(sl.src, memory::desc(wei_dims(ms), kF32, Tag::any), sl.dst, ms,
+                        w.pad_begin[0], w.pad_end[0], post_ops_for(sl, m0, ms));
       if (pd.src_desc() != sl.src || pd.dst_desc() != sl.dst)
         throw dnnl::error(dnnl_unimplemented, "blocked layouts refused");
       sl.wei = pd.weights_desc();
@@ -296,12 +300,12 @@ struct OnednnConv::Impl {
       sl.conv = dnnl::convolution_forward(pd);
       sl.wei_off = packed;
       packed += sl.wei.get_size() / sizeof(float) + 1;
-      sl.wei_src_off = sl.m0 * C * w.k[0] * w.k[1];
-      sl.wei_src = memory::desc(wei_dims(sl.ms), kF32, Tag::oihw);
+      sl.wei_src_off = m0 * C * w.k[0] * w.k[1];
+      sl.wei_src = memory::desc(wei_dims(ms), kF32, Tag::oihw);
       dnnl::reorder::primitive_desc wpd(engine(), sl.wei_src, engine(), sl.wei, user_scratchpad());
       sl.wei_in = dnnl::reorder(wpd);
       sl.wei_in_scratch = wpd.scratchpad_desc();
-      sl.bias_off = sl.m0;
+      sl.bias_off = m0;
       // Its share of the input reorder: input channel blocks [q0, q1).
       const int64_t q0 = in_blocks * i / n * 8, q1 = in_blocks * (i + 1) / n * 8;
       if (q1 > q0) {
@@ -315,23 +319,29 @@ struct OnednnConv::Impl {
         sl.in_dst_off = q0 * H * W;
       }
       sl.out_src = sl.dst;
-      sl.out_dst = graph_channels(sl.ms, OH, OW, M);
+      sl.out_dst = graph_channels(ms, OH, OW, M);
       dnnl::reorder::primitive_desc out_pd(engine(), sl.out_src, engine(), sl.out_dst,
                                            user_scratchpad());
       sl.out = dnnl::reorder(out_pd);
       sl.out_scratch = out_pd.scratchpad_desc();
-      sl.out_dst_off = graph_channel_offset(sl.m0, OH, OW);
+      sl.out_dst_off = graph_channel_offset(m0, OH, OW);
       dnnl::reorder::primitive_desc op_pd(engine(), sl.out_dst, engine(), sl.out_src,
                                           user_scratchpad());
       sl.operand_in = dnnl::reorder(op_pd);
       sl.operand_in_scratch = op_pd.scratchpad_desc();
-      sl.block = g.nhwc ? OutBlock{sl.m0, OH * OW, sl.ms, M}
-                        : OutBlock{sl.out_dst_off, 1, sl.ms * OH * OW, 0};
+      sl.block =
+          g.nhwc ? OutBlock{m0, OH * OW, ms, M} : OutBlock{sl.out_dst_off, 1, ms * OH * OW, 0};
       if (i == 0)
         info = std::string(g.nhwc ? "nChw8c (graph nhwc) " : "nChw8c ") + pd.impl_info_str();
       s.push_back(std::move(sl));
     }
     wei_floats = static_cast<size_t>(packed);
+    full_operands.clear();
+    for (const ConvPostOp& p : post)
+      if (p.operand >= 0 && !p.per_channel && p.kind != ConvPostOp::Relu &&
+          p.kind != ConvPostOp::Clip &&
+          std::find(full_operands.begin(), full_operands.end(), p.operand) == full_operands.end())
+        full_operands.push_back(p.operand);
     nhwc = blocked = true;
   }
 
@@ -373,15 +383,9 @@ struct OnednnConv::Impl {
     float* xb = grow(x_buf, g.n * in_image());
     float* yb = grow(y_buf, g.n * out_image());
     std::vector<const float*> in_blocked(operands.begin(), operands.end());
-    std::vector<int> full;  // the operands read in the output's layout
-    for (const ConvPostOp& p : post)
-      if (p.operand >= 0 && !p.per_channel && p.kind != ConvPostOp::Relu &&
-          p.kind != ConvPostOp::Clip &&
-          std::find(full.begin(), full.end(), p.operand) == full.end())
-        full.push_back(p.operand);
-    if (operand_bufs.size() < full.size()) operand_bufs.resize(full.size());
-    for (size_t k = 0; k < full.size(); ++k)
-      in_blocked[full[k]] = grow(operand_bufs[k], g.n * out_image());
+    if (operand_bufs.size() < full_operands.size()) operand_bufs.resize(full_operands.size());
+    for (size_t k = 0; k < full_operands.size(); ++k)
+      in_blocked[full_operands[k]] = grow(operand_bufs[k], g.n * out_image());
     pool.parallel_for(items, 1, [&](int64_t b, int64_t e) {
       for (int64_t it = b; it < e; ++it) {
         const Slice& sl = s[it % per];
@@ -390,7 +394,7 @@ struct OnednnConv::Impl {
           execute(sl.in, sl.in_scratch,
                   {{DNNL_ARG_FROM, mem(sl.in_src, x + n * in_image() + sl.in_src_off)},
                    {DNNL_ARG_TO, mem(sl.in_dst, xb + n * in_image() + sl.in_dst_off)}});
-        for (int k : full)
+        for (int k : full_operands)
           execute(sl.operand_in, sl.operand_in_scratch,
                   {{DNNL_ARG_FROM, mem(sl.out_dst, operands[k] + n * out_image() + sl.out_dst_off)},
                    {DNNL_ARG_TO, mem(sl.out_src, in_blocked[k] + n * out_image() + sl.dst_off)}});
@@ -534,8 +538,7 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const ConvGeometry& g, int slices
     } else if (impl->wants_blocked()) {
       try {
         impl->plan_blocked();
-      } catch (const dnnl::error&) {
-        impl->blocked = false;
+      } catch (const dnnl::error&) {  // blocked is set only once the plan is made
         impl->plan_nhwc();
       }
     } else {
