@@ -3,19 +3,22 @@
 // still falls back to), and oneDNN's own OpenMP-threaded convolution primitive, on the layer
 // shapes of ResNet-18 and MobileNetV2 at 1x3x224x224. They read and write plain NCHW f32, as
 // the runtime's tensors are, but for hotfuse_nhwc (the kernel as the graph's NHWC Conv chains
-// run it) and hotfuse_blocked (a blocked nChw8c chain, split by output channels: what issue 20
-// would build next); weights are reordered to the preferred layout once, outside the timing.
-// Threads: HOTFUSE_NUM_THREADS for the pool (hotfuse*, im2col), OMP_NUM_THREADS for the
+// run it: Winograd for the 3x3 stride-1 layers; hotfuse_nhwc_direct: the same with
+// HOTFUSE_WINOGRAD=off) and hotfuse_blocked (a blocked nChw8c chain, split by output channels: what
+// issue 20 would build next); weights are reordered to the preferred layout once, outside the
+// timing. Threads: HOTFUSE_NUM_THREADS for the pool (hotfuse*, im2col), OMP_NUM_THREADS for the
 // onednn_* columns; bench/RESULTS.md ("Conv on the CPU", issue 20) runs it.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "runtime/cpu/conv_im2col.h"
 #include "runtime/cpu/conv_onednn.h"
+#include "runtime/cpu/conv_winograd.h"
 #include "runtime/cpu/nn_kernels.h"
 #include "runtime/cpu/onednn_context.h"
 #include "runtime/cpu/thread_pool.h"
@@ -83,7 +86,7 @@ hf::ConvGeometry geometry(const Layer& l) {
 
 // im2col = true: the im2col + OpenBLAS kernel alone; else the runtime's Conv kernel, on NCHW
 // tensors (with its reorders) or, nhwc = true, as inside the graph's NHWC Conv chains.
-void BM_hotfuse(benchmark::State& st, Layer l, bool im2col, bool nhwc) {
+void BM_hotfuse(benchmark::State& st, Layer l, bool im2col, bool nhwc, bool direct) {
   using namespace hf;
   const int64_t o = out_size(l);
   std::vector<float> x = random_floats(l.c * l.hw * l.hw),
@@ -101,7 +104,9 @@ void BM_hotfuse(benchmark::State& st, Layer l, bool im2col, bool nhwc) {
   if (im2col) {
     for (auto _ : st) cpu::conv2d_im2col_f32(g, x.data(), w.data(), b.data(), y.data(), pool);
   } else {
+    if (direct) setenv("HOTFUSE_WINOGRAD", "off", 1);
     cpu::Conv2d conv(g, pool, DType::F32, /*const_weights=*/true);
+    unsetenv("HOTFUSE_WINOGRAD");
     for (auto _ : st) conv.run(xv, wv, &bv, yv);
     st.SetLabel(conv.describe());
   }
@@ -223,14 +228,19 @@ int register_all() {
   for (const Layer& l : kLayers) {
     struct Kind {
       const char* name;
-      bool im2col, nhwc;
+      bool im2col, nhwc, direct;
     };
-    for (Kind k : {Kind{"hotfuse/", false, false}, Kind{"hotfuse_nhwc/", false, true},
-                   Kind{"im2col/", true, false}})
+    for (Kind k :
+         {Kind{"hotfuse/", false, false, false}, Kind{"hotfuse_nhwc/", false, true, false},
+          Kind{"hotfuse_nhwc_direct/", false, true, true}, Kind{"im2col/", true, false, false}}) {
+      hf::ConvGeometry g = geometry(l);
+      g.nhwc = true;
+      if (k.direct && !hf::cpu::WinogradConv::suits(g)) continue;  // the same as hotfuse_nhwc
       benchmark::RegisterBenchmark((std::string(k.name) + l.name).c_str(), BM_hotfuse, l, k.im2col,
-                                   k.nhwc)
+                                   k.nhwc, k.direct)
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
+    }
 #if HF_HAVE_DNNL
     if (l.group == 1 && l.m % 8 == 0 && l.c % 8 == 0)
       benchmark::RegisterBenchmark((std::string("hotfuse_blocked/") + l.name).c_str(),

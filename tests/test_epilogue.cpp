@@ -307,6 +307,28 @@ TEST(EpilogueNumerics, NhwcResidualBlockInRegistersAndThroughBlocks) {
   expect_same_results(*nhwc, 2);
 }
 
+TEST(EpilogueNumerics, NhwcWinogradResidualBlockInRegistersAndThroughBlocks) {
+  // 16 channels on 16x18 images (20 output tiles of 4x4): both 3x3 Convs run Winograd's
+  // F(4x4, 3x3) (conv_winograd.h; ConvWinograd.TakesOnlyTheGeometriesItWinsOn), conv1's TANH
+  // on the blocks its output transform reports, conv2's ADD + RELU in that transform.
+  Graph g = parse(R"({"name": "x", "dtype": "f32", "shape": [2, 16, 16, 18]},
+      {"name": "w1", "dtype": "f32", "shape": [16, 16, 3, 3]},
+      {"name": "b1", "dtype": "f32", "shape": [16]},
+      {"name": "w2", "dtype": "f32", "shape": [16, 16, 3, 3]})",
+                  R"({"name": "c1", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]},
+       "inputs": ["x", "w1", "b1"]},
+      {"name": "m", "op": "Elemwise", "mode": "TANH", "inputs": ["c1:0"]},
+      {"name": "c2", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]}, "inputs": ["m:0", "w2"]},
+      {"name": "res", "op": "Elemwise", "mode": "ADD", "inputs": ["c2:0", "x"]},
+      {"name": "relu", "op": "Elemwise", "mode": "RELU", "inputs": ["res:0"]})",
+                  R"("relu:0")");
+  std::unique_ptr<Graph> nhwc = cpu::nhwc_conv_chains(g);
+  ASSERT_NE(nhwc, nullptr);
+  EXPECT_EQ(epilogues(*nhwc, detect(*nhwc)),
+            (std::vector<std::string>{"Conv+TANH", "Conv+ADD+RELU"}));
+  expect_same_results(*nhwc, 2);
+}
+
 TEST(EpilogueNumerics, NhwcSmallImagesSplitOutputChannelsWithTheResidualInRegisters) {
   // Weights outweigh activations: from two threads on, the Convs take the blocked plan
   // (conv_onednn.h), whose post-ops read the residual reordered into the output's blocks;

@@ -1,5 +1,6 @@
 #include "runtime/cpu/conv_onednn.h"
 
+#include "runtime/cpu/conv_winograd.h"
 #include "runtime/cpu/onednn_context.h"
 #include "runtime/cpu/packed_weights.h"
 
@@ -43,6 +44,7 @@ struct OnednnConv::Impl {
   std::string info;
   int slices = 1;
   std::vector<ConvPostOp> post;
+  std::unique_ptr<WinogradConv> winograd;  // the fourth plan: it runs the whole Conv
 
   struct Slice {
     dnnl::convolution_forward conv;
@@ -416,6 +418,10 @@ struct OnednnConv::Impl {
 
   void run(const float* x, const float* w, const float* bias, float* y, ThreadPool& pool,
            const OnBlock& on_block, std::span<const float* const> operands) {
+    if (winograd) {
+      winograd->run(x, w, bias, y, pool, on_block, operands);
+      return;
+    }
     std::lock_guard<std::mutex> lock(mutex);
     if (!bias) {
       zero_bias.assign(g.m, 0.0f);
@@ -528,6 +534,13 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const ConvGeometry& g, int slices
   impl->owner = std::move(weights_owner);
   const Window2d& w = g.win;
   const bool pointwise = w.k[0] == 1 && w.k[1] == 1 && g.group == 1;
+  if (WinogradConv::suits(g) && WinogradConv::allowed()) {
+    impl->winograd = WinogradConv::create(g, impl->slices, const_weights, post, impl->owner);
+    if (impl->winograd) {
+      impl->info = impl->winograd->describe();
+      return std::unique_ptr<OnednnConv>(new OnednnConv(std::move(impl)));
+    }
+  }
   try {
     if (pointwise && !g.nhwc) {
       try {

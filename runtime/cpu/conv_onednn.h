@@ -3,7 +3,7 @@
 // Like every oneDNN primitive here (onednn_context.h says why), each runs on one thread and
 // the pool splits the convolution into slices, one primitive each.
 //
-// Three plans, each made once per geometry (at plan time), measured in bench/conv_bench:
+// Four plans, each made once per geometry (at plan time), measured in bench/conv_bench:
 //  - 1x1, group 1: plain NCHW in and out (oneDNN's gemm path), each slice a block of output
 //    channels of one image. No reorder of activations or weights.
 //  - everything else: activations in NHWC, oneDNN's fast layout for direct and depthwise
@@ -16,28 +16,18 @@
 //    slices of whole 8-channel output blocks, each reading only its weights. The input is
 //    reordered in and each slice's channels out per call; on such images that is cheap
 //    next to bands that split a few rows unevenly and each read all the weights.
+//  - a 3x3 stride-1 Conv of the graph's NHWC chains that WinogradConv::suits, unless
+//    HOTFUSE_WINOGRAD=off: Winograd's F(4x4, 3x3) (conv_winograd.h).
 #pragma once
 #include <memory>
 #include <span>
 #include <vector>
 
+#include "runtime/cpu/conv_post_op.h"
 #include "runtime/cpu/out_block.h"
 #include "runtime/ir/nn_geometry.h"
 
 namespace hf::cpu {
-
-// What oneDNN applies to the convolution's output in its registers, in order: the steps of
-// an epilogue that post-ops express exactly (cpu_backend.cpp maps them). A binary step reads
-// a literal, or an operand of the output's own shape and layout, or one value per output
-// channel.
-struct ConvPostOp {
-  enum Kind : unsigned char { Relu, Clip, Add, Mul, Sub, Max, Min };
-  Kind kind = Relu;
-  float lo = 0, hi = 0;      // Clip
-  int operand = -1;          // Add..Min: which of run()'s operands; -1: `literal`
-  float literal = 0;         // Add, Mul, Sub only
-  bool per_channel = false;  // the operand holds one value per output channel
-};
 
 class OnednnConv {
  public:

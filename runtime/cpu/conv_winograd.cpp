@@ -1,0 +1,413 @@
+#include "runtime/cpu/conv_winograd.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "runtime/cpu/onednn_context.h"
+#include "runtime/cpu/packed_weights.h"
+#include "runtime/ir/error.h"
+#include "runtime/ops/scalar_math.h"
+
+namespace hf::cpu {
+
+using dnnl::memory;
+using onednn::engine;
+using onednn::execute;
+using onednn::mem;
+using onednn::user_scratchpad;
+
+namespace {
+
+constexpr auto kF32 = memory::data_type::f32;
+constexpr int kPos = 36;   // positions of a transformed 6x6 tile
+constexpr int kTile = 4;   // outputs per tile side
+constexpr int kLanes = 8;  // channels per vector
+// Each call reads the transformed weights (4x the direct convolution's) once per tile
+// block: with fewer tiles than this the GEMMs wait on memory (a 512-channel 7x7 Conv: 2.7x
+// slower than the direct one), from it on they win (256 channels at 14x14: 1.6x faster).
+constexpr int64_t kMinTiles = 16;
+
+// 8 channels of one pixel: GCC's vector extension, one AVX register or two SSE ones.
+typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
+
+Lanes load(const float* p) {
+  Lanes v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+void store(float* p, Lanes v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// B^T d for one line of 6 inputs.
+void input_line(const Lanes d[6], Lanes r[6]) {
+  r[0] = (d[0] * 4.f - d[2] * 5.f) + d[4];
+  r[1] = (d[3] + d[4]) - (d[1] + d[2]) * 4.f;
+  r[2] = (d[4] - d[3]) + (d[1] - d[2]) * 4.f;
+  r[3] = (d[4] - d[2]) + (d[3] - d[1]) * 2.f;
+  r[4] = (d[4] - d[2]) - (d[3] - d[1]) * 2.f;
+  r[5] = (d[1] * 4.f - d[3] * 5.f) + d[5];
+}
+
+// A^T m for one line of 6 products.
+void output_line(const Lanes m[6], Lanes o[4]) {
+  const Lanes s12 = m[1] + m[2], d12 = m[1] - m[2], s34 = m[3] + m[4], d34 = m[3] - m[4];
+  o[0] = m[0] + s12 + s34;
+  o[1] = d12 + d34 * 2.f;
+  o[2] = s12 + s34 * 4.f;
+  o[3] = (d12 + d34 * 8.f) + m[5];
+}
+
+// G g for one line of 3 weights, in double (once per weight).
+void weight_line(const double g[3], double u[6]) {
+  u[0] = g[0] / 4;
+  u[1] = -(g[0] + g[1] + g[2]) / 6;
+  u[2] = -(g[0] - g[1] + g[2]) / 6;
+  u[3] = g[0] / 24 + g[1] / 12 + g[2] / 6;
+  u[4] = g[0] / 24 - g[1] / 12 + g[2] / 6;
+  u[5] = g[2];
+}
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+float* grow(std::vector<float>& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
+  return v.data();
+}
+
+}  // namespace
+
+struct WinogradConv::Impl {
+  ConvGeometry g;
+  std::vector<ConvPostOp> post;
+  bool const_weights = false;
+  std::shared_ptr<const void> owner;
+  std::string info;
+  int64_t C = 0, M = 0, H = 0, W = 0, OH = 0, OW = 0;
+  int64_t tiles_h = 0, tiles_w = 0, tiles = 0;  // per image
+  int64_t block = 0, blocks = 0;                // tiles per GEMM, GEMMs per image and slice
+
+  // A block of output channels [m0, m0 + ms) with its weights packed at wei_off, and its
+  // GEMMs for a full block of tiles and for the last, shorter one.
+  struct Slice {
+    int64_t m0 = 0, ms = 0, wei_off = 0;
+    memory::desc wei;
+    dnnl::reorder pack;
+    memory::desc pack_src, pack_scratch;
+    dnnl::matmul gemm[2];
+    memory::desc src[2], dst[2], scratch[2];
+  };
+  std::vector<Slice> s;
+  size_t wei_floats = 0;
+
+  std::shared_ptr<const std::vector<float>> packed;
+  const float* packed_from = nullptr;
+  std::vector<float> zero_bias;
+  std::mutex mutex;
+
+  int64_t in_image() const { return C * H * W; }
+  int64_t out_image() const { return M * OH * OW; }
+  int64_t block_tiles(int64_t b) const { return std::min(block, tiles - b * block); }
+
+  // Tiles and output channels cut into blocks: by tiles when the images are large next to
+  // the weights (every slice then reads all the transformed weights), else by whole
+  // 8-channel blocks of outputs (every slice reads all the transformed input).
+  void plan(int slices) {
+    const int64_t max_block = 64;
+    int64_t m_slices = 1, t_blocks = ceil_div(tiles, max_block);
+    if (M > tiles) {
+      m_slices = std::min<int64_t>(slices, M / kLanes);
+    } else {
+      t_blocks = ceil_div(t_blocks, slices) * slices;
+    }
+    block = ceil_div(tiles, t_blocks);
+    blocks = ceil_div(tiles, block);
+    int64_t packed_at = 0;
+    for (int64_t i = 0; i < m_slices; ++i) {
+      Slice sl;
+      const int64_t groups = M / kLanes;
+      sl.m0 = groups * i / m_slices * kLanes;
+      sl.ms = groups * (i + 1) / m_slices * kLanes - sl.m0;
+      for (int k = 0; k < 2; ++k) {
+        const int64_t rows = k == 0 ? block : block_tiles(blocks - 1);
+        sl.src[k] = memory::desc({kPos, rows, C}, kF32, memory::dims{tiles * C, C, 1});
+        sl.dst[k] = memory::desc({kPos, rows, sl.ms}, kF32, memory::dims{rows * sl.ms, sl.ms, 1});
+        const memory::desc want =
+            k == 0 ? memory::desc({kPos, C, sl.ms}, kF32, memory::format_tag::any) : sl.wei;
+        dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(sl.src[k], want, sl.dst[k]),
+                                        user_scratchpad(), engine());
+        if (pd.src_desc() != sl.src[k] || pd.dst_desc() != sl.dst[k] ||
+            (k == 1 && pd.weights_desc() != sl.wei))
+          throw dnnl::error(dnnl_unimplemented, "winograd GEMM layouts refused");
+        if (k == 0) sl.wei = pd.weights_desc();
+        sl.scratch[k] = pd.scratchpad_desc();
+        sl.gemm[k] = dnnl::matmul(pd);
+        if (i == 0 && k == 0)
+          info = "winograd F(4x4,3x3), " + std::to_string(blocks) + " tile blocks x " +
+                 std::to_string(m_slices) + ", " + pd.impl_info_str();
+      }
+      sl.pack_src = memory::desc({kPos, C, sl.ms}, kF32, memory::dims{C * M, M, 1});
+      dnnl::reorder::primitive_desc rpd(engine(), sl.pack_src, engine(), sl.wei, user_scratchpad());
+      sl.pack = dnnl::reorder(rpd);
+      sl.pack_scratch = rpd.scratchpad_desc();
+      sl.wei_off = packed_at;
+      packed_at += sl.wei.get_size() / sizeof(float) + 1;
+      s.push_back(std::move(sl));
+    }
+    wei_floats = static_cast<size_t>(packed_at);
+  }
+
+  // The transformed weights U[p][c][m] (dense) into each slice's layout.
+  void pack(const float* w, float* to) const {
+    std::vector<float> u(kPos * C * M);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t c = 0; c < C; ++c) {
+        const float* k = w + (m * C + c) * 9;
+        double t[6][3];  // G g: rows transformed
+        for (int j = 0; j < 3; ++j) {
+          const double col[3] = {k[j], k[3 + j], k[6 + j]};
+          double r[6];
+          weight_line(col, r);
+          for (int i = 0; i < 6; ++i) t[i][j] = r[i];
+        }
+        for (int i = 0; i < 6; ++i) {
+          double r[6];
+          weight_line(t[i], r);
+          for (int j = 0; j < 6; ++j) u[((i * 6 + j) * C + c) * M + m] = static_cast<float>(r[j]);
+        }
+      }
+    for (const Slice& sl : s)
+      execute(sl.pack, sl.pack_scratch,
+              {{DNNL_ARG_FROM, mem(sl.pack_src, u.data() + sl.m0)},
+               {DNNL_ARG_TO, mem(sl.wei, to + sl.wei_off)}});
+  }
+
+  const float* packed_weights(const float* w) {
+    if (packed && (owner || (const_weights && packed_from == w))) return packed->data();
+    auto fill = [&](float* to) { pack(w, to); };
+    if (owner) {
+      std::string key = "winograd";
+      for (const Slice& sl : s) {
+        const dnnl_memory_desc_t& d = sl.wei.data;
+        key.append(reinterpret_cast<const char*>(&d), sizeof d);
+      }
+      packed = shared_packed_weights(owner, key, wei_floats, fill);
+    } else {
+      auto own = std::const_pointer_cast<std::vector<float>>(packed);
+      if (!own) own = std::make_shared<std::vector<float>>(wei_floats);
+      fill(own->data());
+      packed = own;
+    }
+    packed_from = w;
+    return packed->data();
+  }
+
+  // Input tile t of an image into v (its [36][tiles][C] transform), channels [c0, c0 + 8).
+  void input_tile(const float* x, int64_t t, float* v) const {
+    const int64_t ih0 = t / tiles_w * kTile - g.win.pad_begin[0];
+    const int64_t iw0 = t % tiles_w * kTile - g.win.pad_begin[1];
+    const bool inside = ih0 >= 0 && iw0 >= 0 && ih0 + 6 <= H && iw0 + 6 <= W;
+    for (int64_t c0 = 0; c0 < C; c0 += kLanes) {
+      Lanes d[6][6];
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) {
+          const int64_t ih = ih0 + i, iw = iw0 + j;
+          d[i][j] = inside || (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                        ? load(x + (ih * W + iw) * C + c0)
+                        : Lanes{};
+        }
+      Lanes tr[6][6];
+      for (int j = 0; j < 6; ++j) {
+        const Lanes col[6] = {d[0][j], d[1][j], d[2][j], d[3][j], d[4][j], d[5][j]};
+        Lanes r[6];
+        input_line(col, r);
+        for (int i = 0; i < 6; ++i) tr[i][j] = r[i];
+      }
+      for (int i = 0; i < 6; ++i) {
+        Lanes r[6];
+        input_line(tr[i], r);
+        for (int j = 0; j < 6; ++j) store(v + ((i * 6 + j) * tiles + t) * C + c0, r[j]);
+      }
+    }
+  }
+
+  // The post-ops on `n` pixels' 8 channels `o` (rows of kLanes) at output pixels `pix`
+  // (flat, within the image) and channel k0.
+  void epilogue(float (*o)[kLanes], const int64_t* pix, int n, int64_t k0, const float* bias,
+                std::span<const float* const> operands, int64_t image) const {
+    for (int q = 0; q < n; ++q)
+      for (int l = 0; l < kLanes; ++l) o[q][l] += bias[k0 + l];
+    for (const ConvPostOp& p : post) {
+      for (int q = 0; q < n; ++q) {
+        float* v = o[q];
+        if (p.kind == ConvPostOp::Relu) {
+          for (int l = 0; l < kLanes; ++l) v[l] = relu(v[l]);
+          continue;
+        }
+        if (p.kind == ConvPostOp::Clip) {
+          for (int l = 0; l < kLanes; ++l) v[l] = clip(v[l], p.lo, p.hi);
+          continue;
+        }
+        float b[kLanes];
+        if (p.operand < 0) {
+          for (int l = 0; l < kLanes; ++l) b[l] = p.literal;
+        } else {
+          const float* src = operands[p.operand];
+          src += p.per_channel ? k0 : image * out_image() + pix[q] * M + k0;
+          std::memcpy(b, src, sizeof b);
+        }
+        switch (p.kind) {
+          case ConvPostOp::Add:
+            for (int l = 0; l < kLanes; ++l) v[l] = v[l] + b[l];
+            break;
+          case ConvPostOp::Mul:
+            for (int l = 0; l < kLanes; ++l) v[l] = v[l] * b[l];
+            break;
+          case ConvPostOp::Sub:
+            for (int l = 0; l < kLanes; ++l) v[l] = v[l] - b[l];
+            break;
+          case ConvPostOp::Max:
+            for (int l = 0; l < kLanes; ++l) v[l] = max_nan(v[l], b[l]);
+            break;
+          case ConvPostOp::Min:
+            for (int l = 0; l < kLanes; ++l) v[l] = min_nan(v[l], b[l]);
+            break;
+          default:
+            break;
+        }
+      }
+    }
+  }
+
+  // Slice sl's GEMM for tile block b of one image (v: its input transform) and its outputs.
+  void multiply_block(const Slice& sl, int64_t b, const float* v, const float* wei,
+                      const float* bias, float* y, std::span<const float* const> operands,
+                      int64_t image, const OnBlock& on_block) const {
+    const int64_t t0 = b * block, rows = block_tiles(b);
+    const int k = rows == block ? 0 : 1;
+    thread_local std::vector<float> product_buf;
+    float* prod = grow(product_buf, kPos * rows * sl.ms);
+    execute(sl.gemm[k], sl.scratch[k],
+            {{DNNL_ARG_SRC, mem(sl.src[k], v + t0 * C)},
+             {DNNL_ARG_WEIGHTS, mem(sl.wei, wei + sl.wei_off)},
+             {DNNL_ARG_DST, mem(sl.dst[k], prod)}});
+    for (int64_t tt = 0; tt < rows; ++tt) {
+      const int64_t t = t0 + tt, oh0 = t / tiles_w * kTile, ow0 = t % tiles_w * kTile;
+      const int rows_in = static_cast<int>(std::min<int64_t>(kTile, OH - oh0));
+      const int cols_in = static_cast<int>(std::min<int64_t>(kTile, OW - ow0));
+      int64_t pix[kTile * kTile];
+      int n = 0;
+      for (int i = 0; i < rows_in; ++i)
+        for (int j = 0; j < cols_in; ++j) pix[n++] = (oh0 + i) * OW + ow0 + j;
+      for (int64_t kk = 0; kk < sl.ms; kk += kLanes) {
+        Lanes m[6][6];
+        for (int p = 0; p < kPos; ++p) m[p / 6][p % 6] = load(prod + (p * rows + tt) * sl.ms + kk);
+        Lanes s4[4][6];
+        for (int j = 0; j < 6; ++j) {
+          const Lanes col[6] = {m[0][j], m[1][j], m[2][j], m[3][j], m[4][j], m[5][j]};
+          Lanes r[4];
+          output_line(col, r);
+          for (int i = 0; i < 4; ++i) s4[i][j] = r[i];
+        }
+        alignas(32) float o[kTile * kTile][kLanes];
+        int q = 0;
+        for (int i = 0; i < rows_in; ++i) {
+          Lanes r[4];
+          output_line(s4[i], r);
+          for (int j = 0; j < cols_in; ++j) store(o[q++], r[j]);
+        }
+        epilogue(o, pix, n, sl.m0 + kk, bias, operands, image);
+        float* yi = y + image * out_image() + sl.m0 + kk;
+        for (int q2 = 0; q2 < n; ++q2) std::memcpy(yi + pix[q2] * M, o[q2], sizeof o[q2]);
+      }
+      if (on_block)
+        for (int i = 0; i < rows_in; ++i)
+          on_block({image * out_image() + ((oh0 + i) * OW + ow0) * M + sl.m0, cols_in, sl.ms, M});
+    }
+  }
+
+  void run(const float* x, const float* w, const float* bias, float* y, ThreadPool& pool,
+           const OnBlock& on_block, std::span<const float* const> operands) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!bias) {
+      zero_bias.assign(M, 0.0f);
+      bias = zero_bias.data();
+    }
+    const float* wei = packed_weights(w);
+    // Every image's input transform: the calling thread's buffer, as for oneDNN's reorders.
+    thread_local std::vector<float> v_buf;
+    const int64_t v_image = kPos * tiles * C;
+    float* v = grow(v_buf, g.n * v_image);
+    pool.parallel_for(g.n * tiles, 1, [&](int64_t first, int64_t last) {
+      for (int64_t it = first; it < last; ++it)
+        input_tile(x + it / tiles * in_image(), it % tiles, v + it / tiles * v_image);
+    });
+    const int64_t per = blocks * static_cast<int64_t>(s.size());
+    pool.parallel_for(g.n * per, 1, [&](int64_t first, int64_t last) {
+      for (int64_t it = first; it < last; ++it) {
+        const int64_t image = it / per, r = it % per;
+        multiply_block(s[r % s.size()], r / s.size(), v + image * v_image, wei, bias, y, operands,
+                       image, on_block);
+      }
+    });
+  }
+};
+
+bool WinogradConv::suits(const ConvGeometry& g) {
+  const Window2d& w = g.win;
+  return g.nhwc && g.group == 1 && w.k[0] == 3 && w.k[1] == 3 && w.stride[0] == 1 &&
+         w.stride[1] == 1 && w.dilation[0] == 1 && w.dilation[1] == 1 && g.c % kLanes == 0 &&
+         g.m % kLanes == 0 && ceil_div(w.out[0], kTile) * ceil_div(w.out[1], kTile) >= kMinTiles;
+}
+
+bool WinogradConv::allowed() {
+  const char* v = std::getenv("HOTFUSE_WINOGRAD");
+  const std::string value = v ? v : "";
+  if (!value.empty() && value != "on" && value != "off")
+    throw Error("HOTFUSE_WINOGRAD='" + value + "': expected on or off");
+  return value != "off";
+}
+
+WinogradConv::WinogradConv(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+WinogradConv::~WinogradConv() = default;
+
+std::unique_ptr<WinogradConv> WinogradConv::create(const ConvGeometry& g, int slices,
+                                                   bool const_weights,
+                                                   const std::vector<ConvPostOp>& post,
+                                                   std::shared_ptr<const void> weights_owner) {
+  if (!allowed() || !suits(g) || g.n <= 0) return nullptr;
+  onednn_single_threaded();
+  auto impl = std::make_unique<Impl>();
+  Impl& p = *impl;
+  p.g = g;
+  p.post = post;
+  p.const_weights = const_weights;
+  p.owner = std::move(weights_owner);
+  p.C = g.c, p.M = g.m, p.H = g.win.in[0], p.W = g.win.in[1];
+  p.OH = g.win.out[0], p.OW = g.win.out[1];
+  p.tiles_h = ceil_div(p.OH, kTile), p.tiles_w = ceil_div(p.OW, kTile);
+  p.tiles = p.tiles_h * p.tiles_w;
+  try {
+    p.plan(std::max(1, slices));
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+  return std::unique_ptr<WinogradConv>(new WinogradConv(std::move(impl)));
+}
+
+void WinogradConv::run(const float* x, const float* w, const float* bias, float* y,
+                       ThreadPool& pool, const OnBlock& on_block,
+                       std::span<const float* const> operands) {
+  impl_->run(x, w, bias, y, pool, on_block, operands);
+}
+
+const char* WinogradConv::describe() const {
+  return impl_->info.c_str();
+}
+
+}  // namespace hf::cpu
