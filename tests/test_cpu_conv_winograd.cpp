@@ -1,9 +1,10 @@
 // Conv's Winograd F(4x4, 3x3) kernel (runtime/cpu/conv_winograd.h), as OnednnConv and Conv2d
 // take it for the graph's NHWC chains, against a direct convolution written out here in
-// double: tiles cut by the image's edge, padding on one side or none, batches, blocks of
-// tiles with a shorter last one, output channels split unevenly over 1-3 threads; every
-// post-op kind with full, per-channel and literal operands; the blocks it reports; weights
-// packed once when constant and read on every call when not; and which geometries it takes.
+// double: tiles cut by the image's edge, padding on one side or none, batches (in one wave
+// of input transforms or two), blocks of tiles with a shorter last one, output channels split
+// unevenly over 1-3 threads; every post-op kind with full, per-channel and literal operands; the
+// blocks it reports; weights packed once when constant and read on every call when not; and which
+// geometries it takes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -123,6 +124,7 @@ const Case kCases[] = {
     {"output_channel_slices", 1, 16, 16, 16, 64, 1, 1},
     {"tile_blocks_with_a_short_last_one", 1, 8, 40, 40, 8, 1, 1},
     {"padding_on_one_side_more", 1, 8, 15, 15, 16, 1, 2},
+    {"batch2_in_two_waves", 2, 64, 64, 64, 8, 1, 1},  // input transforms over 4 MB each
 };
 
 TEST(ConvWinograd, MatchesTheDirectConvolution) {
