@@ -32,20 +32,24 @@ constexpr int64_t kMinTiles = 16;
 // Input transforms per wave of images: about 4 MB.
 constexpr int64_t kWaveFloats = int64_t{1} << 20;
 
+// The transforms of one line are inlined into their loops: called, they pass 6 vectors
+// through memory.
+#define HF_WINOGRAD_INLINE inline __attribute__((always_inline))
+
 // 8 channels of one pixel: GCC's vector extension, one AVX register or two SSE ones.
 typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
 
-Lanes load(const float* p) {
+HF_WINOGRAD_INLINE Lanes load(const float* p) {
   Lanes v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-void store(float* p, Lanes v) {
+HF_WINOGRAD_INLINE void store(float* p, Lanes v) {
   std::memcpy(p, &v, sizeof v);
 }
 
 // B^T d for one line of 6 inputs.
-void input_line(const Lanes d[6], Lanes r[6]) {
+HF_WINOGRAD_INLINE void input_line(const Lanes d[6], Lanes r[6]) {
   r[0] = (d[0] * 4.f - d[2] * 5.f) + d[4];
   r[1] = (d[3] + d[4]) - (d[1] + d[2]) * 4.f;
   r[2] = (d[4] - d[3]) + (d[1] - d[2]) * 4.f;
@@ -55,7 +59,7 @@ void input_line(const Lanes d[6], Lanes r[6]) {
 }
 
 // A^T m for one line of 6 products.
-void output_line(const Lanes m[6], Lanes o[4]) {
+HF_WINOGRAD_INLINE void output_line(const Lanes m[6], Lanes o[4]) {
   const Lanes s12 = m[1] + m[2], d12 = m[1] - m[2], s34 = m[3] + m[4], d34 = m[3] - m[4];
   o[0] = m[0] + s12 + s34;
   o[1] = d12 + d34 * 2.f;
@@ -137,8 +141,8 @@ struct WinogradConv::Impl {
       sl.ms = groups * (i + 1) / m_slices * kLanes - sl.m0;
       for (int k = 0; k < 2; ++k) {
         const int64_t rows = k == 0 ? block : block_tiles(blocks - 1);
-        sl.src[k] = memory::desc({kPos, rows, C}, kF32, memory::dims{tiles * C, C, 1});
-        sl.dst[k] = memory::desc({kPos, rows, sl.ms}, kF32, memory::dims{rows * sl.ms, sl.ms, 1});
+        sl.src[k] = memory::desc({kPos, rows, C}, kF32, memory::dims{C, kPos * C, 1});
+        sl.dst[k] = memory::desc({kPos, rows, sl.ms}, kF32, memory::dims{sl.ms, kPos * sl.ms, 1});
         const memory::desc want =
             k == 0 ? memory::desc({kPos, C, sl.ms}, kF32, memory::format_tag::any) : sl.wei;
         dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(sl.src[k], want, sl.dst[k]),
@@ -233,7 +237,7 @@ struct WinogradConv::Impl {
       for (int i = 0; i < 6; ++i) {
         Lanes r[6];
         input_line(tr[i], r);
-        for (int j = 0; j < 6; ++j) store(v + ((i * 6 + j) * tiles + t) * C + c0, r[j]);
+        for (int j = 0; j < 6; ++j) store(v + (t * kPos + i * 6 + j) * C + c0, r[j]);
       }
     }
   }
@@ -295,7 +299,7 @@ struct WinogradConv::Impl {
     thread_local std::vector<float> product_buf;
     float* prod = grow(product_buf, kPos * rows * sl.ms);
     execute(sl.gemm[k], sl.scratch[k],
-            {{DNNL_ARG_SRC, mem(sl.src[k], v + t0 * C)},
+            {{DNNL_ARG_SRC, mem(sl.src[k], v + t0 * kPos * C)},
              {DNNL_ARG_WEIGHTS, mem(sl.wei, wei + sl.wei_off)},
              {DNNL_ARG_DST, mem(sl.dst[k], prod)}});
     for (int64_t tt = 0; tt < rows; ++tt) {
@@ -308,7 +312,7 @@ struct WinogradConv::Impl {
         for (int j = 0; j < cols_in; ++j) pix[n++] = (oh0 + i) * OW + ow0 + j;
       for (int64_t kk = 0; kk < sl.ms; kk += kLanes) {
         Lanes m[6][6];
-        for (int p = 0; p < kPos; ++p) m[p / 6][p % 6] = load(prod + (p * rows + tt) * sl.ms + kk);
+        for (int p = 0; p < kPos; ++p) m[p / 6][p % 6] = load(prod + (tt * kPos + p) * sl.ms + kk);
         Lanes s4[4][6];
         for (int j = 0; j < 6; ++j) {
           const Lanes col[6] = {m[0][j], m[1][j], m[2][j], m[3][j], m[4][j], m[5][j]};
