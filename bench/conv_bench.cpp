@@ -1,12 +1,12 @@
 // Conv on the CPU: hotfuse's kernel (oneDNN on the pool, runtime/cpu/conv_onednn.h, made
 // once as at plan time, weights constant), the im2col + OpenBLAS kernel it replaced (and
 // still falls back to), and oneDNN's own OpenMP-threaded convolution primitive, on the layer
-// shapes of ResNet-18 and MobileNetV2 at 1x3x224x224. They read and write plain NCHW f32, as
-// the runtime's tensors are, but for hotfuse_nhwc (the kernel as the graph's NHWC Conv chains
-// run it: Winograd for the 3x3 stride-1 layers; hotfuse_nhwc_direct: the same with
-// HOTFUSE_WINOGRAD=off) and hotfuse_blocked (a blocked nChw8c chain, split by output channels: what
-// issue 20 would build next); weights are reordered to the preferred layout once, outside the
-// timing. Threads: HOTFUSE_NUM_THREADS for the pool (hotfuse*, im2col), OMP_NUM_THREADS for the
+// shapes of ResNet-18 and MobileNetV2 at 1x3x224x224, and one large image. They read and
+// write plain NCHW f32, as the runtime's tensors are, but for hotfuse_nhwc (the kernel as the
+// graph's NHWC Conv chains run it: Winograd for the 3x3 stride-1 layers; hotfuse_nhwc_direct:
+// the same with HOTFUSE_WINOGRAD=off) and hotfuse_blocked (a blocked nChw8c chain, split by
+// output channels); weights are reordered to the preferred layout once, outside the timing.
+// Threads: HOTFUSE_NUM_THREADS for the pool (hotfuse*, im2col), OMP_NUM_THREADS for the
 // onednn_* columns; bench/RESULTS.md ("Conv on the CPU", issue 20) runs it.
 #include <benchmark/benchmark.h>
 
@@ -40,6 +40,7 @@ const Layer kLayers[] = {
     {"resnet_3x3_128@28", 128, 28, 128, 3, 1, 1, 1},
     {"resnet_3x3_256@14", 256, 14, 256, 3, 1, 1, 1},
     {"resnet_3x3_512@7", 512, 7, 512, 3, 1, 1, 1},
+    {"vgg_3x3_64@224", 64, 224, 64, 3, 1, 1, 1},  // a large image: input transforms of 29 MB
     {"resnet_1x1s2_64to128@56", 64, 56, 128, 1, 2, 0, 1},
     {"mbv2_1x1_24to144@56", 24, 56, 144, 1, 1, 0, 1},
     {"mbv2_dw3x3_144@56", 144, 56, 144, 3, 1, 1, 144},
