@@ -4,8 +4,8 @@
 // shapes of ResNet-18 and MobileNetV2 at 1x3x224x224, and one large image. They read and
 // write plain NCHW f32, as the runtime's tensors are, but for hotfuse_nhwc (the kernel as the
 // graph's NHWC Conv chains run it: Winograd for the 3x3 stride-1 layers; hotfuse_nhwc_direct:
-// the same with HOTFUSE_WINOGRAD=off) and hotfuse_blocked (a blocked nChw8c chain, split by
-// output channels); weights are reordered to the preferred layout once, outside the timing.
+// the same with HOTFUSE_F32_PRECISION=highest) and hotfuse_blocked (a blocked nChw8c chain, split
+// by output channels); weights are reordered to the preferred layout once, outside the timing.
 // Threads: HOTFUSE_NUM_THREADS for the pool (hotfuse*, im2col), OMP_NUM_THREADS for the
 // onednn_* columns; bench/RESULTS.md ("Conv on the CPU", issue 20) runs it.
 #include <benchmark/benchmark.h>
@@ -105,9 +105,9 @@ void BM_hotfuse(benchmark::State& st, Layer l, bool im2col, bool nhwc, bool dire
   if (im2col) {
     for (auto _ : st) cpu::conv2d_im2col_f32(g, x.data(), w.data(), b.data(), y.data(), pool);
   } else {
-    if (direct) setenv("HOTFUSE_WINOGRAD", "off", 1);
+    if (direct) setenv("HOTFUSE_F32_PRECISION", "highest", 1);
     cpu::Conv2d conv(g, pool, DType::F32, /*const_weights=*/true);
-    unsetenv("HOTFUSE_WINOGRAD");
+    unsetenv("HOTFUSE_F32_PRECISION");
     for (auto _ : st) conv.run(xv, wv, &bv, yv);
     st.SetLabel(conv.describe());
   }

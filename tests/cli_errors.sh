@@ -177,7 +177,8 @@ expect "--seed: must be an integer from 0 to 18446744073709551615, got -1" "$ex"
 HOTFUSE_NUM_THREADS=abc expect "HOTFUSE_NUM_THREADS=abc: must be a thread count from 1 to 1024" \
   "$ex" --fusion off --iters 1 --warmup 0
 HOTFUSE_NUM_THREADS=-1 expect "HOTFUSE_NUM_THREADS=-1: must be a thread count" "$ex" --fusion off --iters 1 --warmup 0
-HOTFUSE_WINOGRAD=yes expect "HOTFUSE_WINOGRAD='yes': expected on or off" "$ex" --fusion off --iters 1 --warmup 0
+HOTFUSE_F32_PRECISION=medium expect "HOTFUSE_F32_PRECISION='medium': expected high or highest" \
+  "$ex" --fusion off --iters 1 --warmup 0
 # Checked first on every backend (the CUDA backend builds no CPU pool): before the device.
 HOTFUSE_NUM_THREADS=abc expect "HOTFUSE_NUM_THREADS=abc: must be a thread count" "$ex" --backend cuda --iters 1
 

@@ -18,6 +18,7 @@
 #include "runtime/cpu/conv_winograd.h"
 #include "runtime/cpu/nn_kernels.h"
 #include "runtime/ir/error.h"
+#include "runtime/ir/f32_precision.h"
 #include "tests/support/scoped_env.h"
 
 namespace hf {
@@ -310,25 +311,27 @@ TEST(ConvWinograd, TakesOnlyTheGeometriesItWinsOn) {
   }));
 }
 
-TEST(ConvWinograd, OffInTheEnvironmentMeansTheDirectPlansAndABadValueIsNamed) {
+TEST(ConvWinograd, HighestF32PrecisionMeansTheDirectPlansAndABadValueIsNamed) {
   const ConvGeometry g = geometry(kCases[0]);
-  {
-    ScopedEnv unset("HOTFUSE_WINOGRAD", nullptr);
+  for (const char* high : {static_cast<const char*>(nullptr), "high"}) {
+    ScopedEnv env("HOTFUSE_F32_PRECISION", high);
+    EXPECT_EQ(f32_precision(), F32Precision::High);
     EXPECT_EQ(std::string(cpu::OnednnConv::create(g, 2, true)->describe()).rfind("winograd", 0),
               0u);
   }
   {
-    ScopedEnv off("HOTFUSE_WINOGRAD", "off");
+    ScopedEnv highest("HOTFUSE_F32_PRECISION", "highest");
+    EXPECT_EQ(f32_precision(), F32Precision::Highest);
     const std::string direct = cpu::OnednnConv::create(g, 2, true)->describe();
     EXPECT_EQ(direct.find("winograd"), std::string::npos) << direct;
     EXPECT_EQ(cpu::WinogradConv::create(g, 2, true), nullptr);
   }
-  ScopedEnv bad("HOTFUSE_WINOGRAD", "yes");
+  ScopedEnv bad("HOTFUSE_F32_PRECISION", "medium");
   try {
-    cpu::WinogradConv::allowed();
-    ADD_FAILURE() << "HOTFUSE_WINOGRAD=yes accepted";
+    f32_precision();
+    ADD_FAILURE() << "HOTFUSE_F32_PRECISION=medium accepted";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "HOTFUSE_WINOGRAD='yes': expected on or off");
+    EXPECT_STREQ(e.what(), "HOTFUSE_F32_PRECISION='medium': expected high or highest");
   }
 }
 

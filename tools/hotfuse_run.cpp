@@ -26,7 +26,6 @@
 #include "fusion/workdir.h"
 #include "profiler/step_times.h"
 #include "profiler/table_text.h"
-#include "runtime/cpu/conv_winograd.h"
 #include "runtime/cpu/thread_pool.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/device_inputs.h"
@@ -37,6 +36,7 @@
 #include "runtime/io/secure_fs.h"
 #include "runtime/io/test_data.h"
 #include "runtime/ir/error.h"
+#include "runtime/ir/f32_precision.h"
 #include "runtime/ir/memory_cap.h"
 #include "session/backend_select.h"
 #include "session/phase_stats.h"
@@ -129,7 +129,7 @@ void check_configuration(const Options& o) {
   memory_cap_bytes();               // HOTFUSE_MAX_BYTES
   cpu::ThreadPool::size_from_environment();  // HOTFUSE_NUM_THREADS, on the CUDA backend too
   VerdictStore::check_environment();         // HOTFUSE_VERDICTS
-  cpu::WinogradConv::allowed();              // HOTFUSE_WINOGRAD
+  f32_precision();                           // HOTFUSE_F32_PRECISION
   if (!o.report.empty()) fsutil::check_output_file(o.report, "--report");
   if (!o.dump.empty()) dump::DumpDir::check(o.dump, o.force, "--dump");
   if (!o.save_outputs.empty()) dump::DumpDir::check(o.save_outputs, o.force, "--save-outputs");

@@ -17,7 +17,7 @@
 //    reordered in and each slice's channels out per call; on such images that is cheap
 //    next to bands that split a few rows unevenly and each read all the weights.
 //  - a 3x3 stride-1 Conv of the graph's NHWC chains that WinogradConv::suits, unless
-//    HOTFUSE_WINOGRAD=off: Winograd's F(4x4, 3x3) (conv_winograd.h).
+//    HOTFUSE_F32_PRECISION=highest: Winograd's F(4x4, 3x3) (conv_winograd.h).
 #pragma once
 #include <memory>
 #include <span>

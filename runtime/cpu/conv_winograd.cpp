@@ -8,7 +8,7 @@
 
 #include "runtime/cpu/onednn_context.h"
 #include "runtime/cpu/packed_weights.h"
-#include "runtime/ir/error.h"
+#include "runtime/ir/f32_precision.h"
 #include "runtime/ops/scalar_math.h"
 
 namespace hf::cpu {
@@ -377,14 +377,6 @@ bool WinogradConv::suits(const ConvGeometry& g) {
          g.m % kLanes == 0 && ceil_div(w.out[0], kTile) * ceil_div(w.out[1], kTile) >= kMinTiles;
 }
 
-bool WinogradConv::allowed() {
-  const char* v = std::getenv("HOTFUSE_WINOGRAD");
-  const std::string value = v ? v : "";
-  if (!value.empty() && value != "on" && value != "off")
-    throw Error("HOTFUSE_WINOGRAD='" + value + "': expected on or off");
-  return value != "off";
-}
-
 WinogradConv::WinogradConv(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 WinogradConv::~WinogradConv() = default;
 
@@ -392,7 +384,7 @@ std::unique_ptr<WinogradConv> WinogradConv::create(const ConvGeometry& g, int sl
                                                    bool const_weights,
                                                    const std::vector<ConvPostOp>& post,
                                                    std::shared_ptr<const void> weights_owner) {
-  if (!allowed() || !suits(g) || g.n <= 0) return nullptr;
+  if (f32_precision() == F32Precision::Highest || !suits(g) || g.n <= 0) return nullptr;
   onednn_single_threaded();
   auto impl = std::make_unique<Impl>();
   Impl& p = *impl;

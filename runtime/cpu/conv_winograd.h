@@ -8,7 +8,8 @@
 // a batched GEMM (oneDNN's matmul, single-threaded on the pool like every primitive here),
 // and a tile costs 36 multiply-adds per channel pair where the direct convolution costs 144.
 // The price is rounding: the transforms' constants (up to 8, and 1/24 in G) make the error a
-// small multiple of the direct convolution's (docs/ops.md states the bound the tests check).
+// small multiple of the direct convolution's (docs/math.md states the bound the tests check),
+// which HOTFUSE_F32_PRECISION=highest declines.
 //
 // Weights are transformed once when constant (36/9 = 4x their size, shared like every packed
 // weight). Per call the pool first transforms every input tile into a buffer of the calling
@@ -31,10 +32,8 @@ class WinogradConv {
   // hotfuse_winograd against hotfuse_nhwc): NHWC, group 1, 3x3, stride and dilation 1,
   // channels in multiples of 8, images of at least one tile.
   static bool suits(const ConvGeometry& g);
-  // HOTFUSE_WINOGRAD: unset or "on", true; "off" (every Conv by a direct algorithm, with its
-  // rounding), false; anything else throws hf::Error naming it.
-  static bool allowed();
-  // nullptr when not allowed(), or g does not suit, or oneDNN refuses the batched GEMM.
+  // nullptr at f32_precision() highest (runtime/ir/f32_precision.h), or when g does not
+  // suit, or oneDNN refuses the batched GEMM.
   // Arguments as for OnednnConv::create.
   static std::unique_ptr<WinogradConv> create(const ConvGeometry& g, int slices, bool const_weights,
                                               const std::vector<ConvPostOp>& post = {},
