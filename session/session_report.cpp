@@ -1,6 +1,7 @@
 #include "session/session_report.h"
 
 #include "profiler/resident_memory.h"
+#include "runtime/ir/f32_precision.h"
 #include "session/phase_stats.h"
 
 namespace hf {
@@ -56,6 +57,7 @@ json session_report(const Session& s, const ReportContext& ctx) {
   json summary = {{"graph", g.name},
                   {"graph_file", ctx.graph_file},
                   {"fusion", std::string(policy_name(s.options().policy))},
+                  {"f32_precision", f32_precision() == F32Precision::Highest ? "highest" : "high"},
                   {"iterations", ctx.timed_iterations},
                   {"iterations_total", s.iterations().size()},
                   {"phase", std::string(phase_name(s.phase()))},

@@ -10,6 +10,8 @@ for level in all static off; do
   "$run" "$root/traces/graphs/adam.json" --iters 3 --warmup 1 --fusion $level \
     --report "$tmp/$level.json" >/dev/null
 done
+HOTFUSE_F32_PRECISION=highest "$run" "$root/traces/graphs/adam.json" --iters 3 --warmup 1 \
+  --fusion off --report "$tmp/highest.json" >/dev/null
 # --backend cpu: the CPU session's report, on GPU machines too (auto would pick CUDA there).
 "$run" "$root/traces/graphs/adam.json" --iters 3 --warmup 1 --fusion adaptive --sync-compile \
   --min-saving 0 --expected-iters 1000000000 --backend cpu --report "$tmp/adaptive.json" >/dev/null
@@ -31,6 +33,8 @@ assert r["failures"] == [], r["failures"]
 s = json.load(open(f"{d}/static.json"))["summary"]
 assert s["kernels_after"] == 10 and s["compile_ms_total"] == 0, s
 s = json.load(open(f"{d}/off.json"))["summary"]
+assert s["f32_precision"] == "high", s
+assert json.load(open(f"{d}/highest.json"))["summary"]["f32_precision"] == "highest"
 assert s["fused_ms"] is None and s["speedup"] is None and s["kernels_after"] == 14, s
 # adaptive: the session's report (docs/report.md). --min-saving 0 and a long expected run
 # make the selection independent of this machine's timings.
