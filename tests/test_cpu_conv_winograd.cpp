@@ -126,6 +126,7 @@ const Case kCases[] = {
     {"tile_blocks_with_a_short_last_one", 1, 8, 40, 40, 8, 1, 1},
     {"padding_on_one_side_more", 1, 8, 15, 15, 16, 1, 2},
     {"batch2_in_two_waves", 2, 64, 64, 64, 8, 1, 1},  // input transforms over 4 MB each
+    {"one_row_of_tiles", 1, 8, 1, 64, 16, 1, 1},      // every tile reads padding above and below
 };
 
 TEST(ConvWinograd, MatchesTheDirectConvolution) {
