@@ -25,6 +25,18 @@ foreach(ex ${HF_EXAMPLES})
       FAIL_REGULAR_EXPRESSION "internal error|failed to compile")
   endforeach()
 endforeach()
+# Two 3x3 Convs with SiLU epilogues on random weights (values that cancel): the fused plan's
+# Convs run Winograd (docs/math.md), and so must the unfused plan the launcher checks the
+# outputs against, or its rounding reads as a fusion error.
+foreach(level all adaptive)
+  add_test(NAME cli_run_conv_silu_chain_${level}
+           COMMAND hotfuse-run ${CMAKE_CURRENT_SOURCE_DIR}/data/graphs/conv_silu_chain.json
+                   --iters 3 --warmup 1 --backend cpu --fusion ${level} --sync-compile)
+  set_tests_properties(cli_run_conv_silu_chain_${level} PROPERTIES
+    ENVIRONMENT "${HF_TEST_ENV}"
+    PASS_REGULAR_EXPRESSION "outputs match unfused|nothing fused"
+    FAIL_REGULAR_EXPRESSION "internal error|failed to compile")
+endforeach()
 # The settle phase is bounded by iterations too: 5 cannot settle (warm-up and profiling
 # alone take more), so the run says where it stopped and measures as it is.
 add_test(NAME cli_settle_iters

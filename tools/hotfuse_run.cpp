@@ -300,11 +300,14 @@ int run(const Options& o, std::chrono::steady_clock::time_point process_start) {
   print_phases(session, process_start);
   if (signatures.size() > 1) print_shapes(sessions);
 
-  // The session validated every swap; check the final outputs end to end as well.
+  // The session validated every swap; check the final outputs end to end as well, against
+  // the unfused plan of the graph the session runs (after the target's lowering: the CPU's
+  // NHWC Conv chains), so both sides run the same Conv algorithms: Winograd's rounding
+  // (docs/math.md) against a direct convolution would be no fusion error.
   double worst = 0;
   if (so.policy != FusionPolicy::Off)
     for (size_t k = 0; k < signatures.size(); ++k) {
-      Executor reference(graphs[k], backend);
+      Executor reference(sessions.session_for(in[k]->views).graph(), backend);
       worst = std::max(
           worst,
           check_outputs(graphs[k], download(backend, reference.run(in[k]->views)), outputs[k]));

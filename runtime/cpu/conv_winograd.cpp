@@ -331,9 +331,26 @@ struct WinogradConv::Impl {
         float* yi = y + image * out_image() + sl.m0 + kk;
         for (int q2 = 0; q2 < n; ++q2) std::memcpy(yi + pix[q2] * M, o[q2], sizeof o[q2]);
       }
-      if (on_block)
-        for (int i = 0; i < rows_in; ++i)
-          on_block({image * out_image() + ((oh0 + i) * OW + ow0) * M + sl.m0, cols_in, sl.ms, M});
+    }
+    if (on_block) report(sl, t0, rows, image, on_block);
+  }
+
+  // Tells on_block of what tiles [t0, t0 + rows) wrote of slice sl's channels, in as few
+  // blocks as it can: per tile row, its output rows, whole when the slice has every channel.
+  void report(const Slice& sl, int64_t t0, int64_t rows, int64_t image,
+              const OnBlock& on_block) const {
+    for (int64_t tr = t0 / tiles_w; tr * tiles_w < t0 + rows; ++tr) {
+      const int64_t c0 = std::max(t0, tr * tiles_w) - tr * tiles_w;
+      const int64_t c1 = std::min(t0 + rows, (tr + 1) * tiles_w) - tr * tiles_w;
+      const int64_t ow0 = c0 * kTile, ow1 = std::min(c1 * kTile, OW);
+      const int64_t oh0 = tr * kTile, oh1 = std::min(oh0 + kTile, OH);
+      const int64_t at = image * out_image() + (oh0 * OW + ow0) * M;
+      if (sl.ms == M) {
+        on_block({at, oh1 - oh0, (ow1 - ow0) * M, OW * M});
+        continue;
+      }
+      for (int64_t oh = oh0; oh < oh1; ++oh)
+        on_block({at + (oh - oh0) * OW * M + sl.m0, ow1 - ow0, sl.ms, M});
     }
   }
 
