@@ -26,8 +26,9 @@ constexpr int kPos = 36;   // positions of a transformed 6x6 tile
 constexpr int kTile = 4;   // outputs per tile side
 constexpr int kLanes = 8;  // channels per vector
 // Each call reads the transformed weights (4x the direct convolution's) once per tile
-// block: with fewer tiles than this the GEMMs wait on memory (a 512-channel 7x7 Conv: 2.7x
-// slower than the direct one), from it on they win (256 channels at 14x14: 1.6x faster).
+// block: with fewer tiles than this the GEMMs wait on memory and the direct plans win
+// (ResNet's 512-channel 7x7 stage), from it on Winograd does (bench/conv_bench,
+// hotfuse_nhwc against hotfuse_nhwc_direct).
 constexpr int64_t kMinTiles = 16;
 // Input transforms per wave of images: about 4 MB.
 constexpr int64_t kWaveFloats = int64_t{1} << 20;
