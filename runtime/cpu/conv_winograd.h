@@ -12,9 +12,10 @@
 // which HOTFUSE_F32_PRECISION=highest declines.
 //
 // Weights are transformed once when constant (36/9 = 4x their size, shared like every packed
-// weight). Per call the pool first transforms every input tile into a buffer of the calling
-// thread, then each slice multiplies a block of tiles by a block of output channels and
-// transforms its outputs back, with the bias and the post-ops applied in registers.
+// weight). Per call, a wave of images at a time (about 4 MB of transformed input), the pool
+// first transforms every input tile into a buffer of the calling thread, then each slice
+// multiplies a block of tiles by a block of output channels and transforms its outputs
+// back, with the bias and the post-ops applied in registers.
 #pragma once
 #include <memory>
 #include <span>
