@@ -214,7 +214,8 @@ struct WinogradConv::Impl {
     return packed->data();
   }
 
-  // Input tile t of an image into v (its [36][tiles][C] transform), channels [c0, c0 + 8).
+  // Input tile t of an image into v, the image's transform: [tiles][36][C], so that a tile's
+  // 36 positions are adjacent (the GEMMs read position p of tile t at (t * 36 + p) * C).
   void input_tile(const float* x, int64_t t, float* v) const {
     const int64_t ih0 = t / tiles_w * kTile - g.win.pad_begin[0];
     const int64_t iw0 = t % tiles_w * kTile - g.win.pad_begin[1];
