@@ -16,11 +16,6 @@
 namespace hf::cpu {
 namespace {
 
-float* grow(std::vector<float>& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
-  return v.data();
-}
-
 struct HalfScratch {
   std::vector<float> x, w, b, y;
 };

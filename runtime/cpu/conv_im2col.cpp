@@ -8,15 +8,11 @@
 #include <vector>
 
 #include "runtime/cpu/conv_im2col.h"
+#include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/sgemm.h"
 
 namespace hf::cpu {
 namespace {
-
-float* grow(std::vector<float>& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
-  return v.data();
-}
 
 std::vector<float>& col_scratch() {
   thread_local std::vector<float> col;

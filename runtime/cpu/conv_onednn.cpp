@@ -1,6 +1,7 @@
 #include "runtime/cpu/conv_onednn.h"
 
 #include "runtime/cpu/conv_winograd.h"
+#include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/onednn_context.h"
 #include "runtime/cpu/packed_weights.h"
 
@@ -19,11 +20,6 @@ using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
 
 namespace {
-
-float* grow(std::vector<float>& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
-  return v.data();
-}
 
 // A plain 4-D layout with explicit strides (a band of rows of a larger tensor).
 memory::desc strided(memory::dims dims, memory::dims strides) {

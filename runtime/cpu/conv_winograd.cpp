@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/onednn_context.h"
 #include "runtime/cpu/packed_weights.h"
 #include "runtime/ir/f32_precision.h"
@@ -80,11 +81,6 @@ void weight_line(const double g[3], double u[6]) {
 
 int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
-}
-
-float* grow(std::vector<float>& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
-  return v.data();
 }
 
 }  // namespace

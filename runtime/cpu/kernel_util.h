@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "runtime/cpu/half_bulk.h"
 #include "runtime/ir/tensor.h"
@@ -304,5 +305,12 @@ struct alignas(64) Scratch {
 
 // Allocated on a thread's first use and kept for its lifetime.
 Scratch& thread_scratch();
+
+// A kernel's per-thread (thread_local) f32 buffer, grown to at least n elements and never
+// shrunk: the largest layer seen sets its size.
+inline float* grow(std::vector<float>& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
+  return v.data();
+}
 
 }  // namespace hf::cpu

@@ -60,11 +60,6 @@ void unpack(const float* src, int64_t rows, int64_t cols, T* p, int64_t rs, int6
   }
 }
 
-float* grow(std::vector<float>& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
-  return v.data();
-}
-
 struct MatmulBufs {
   std::vector<float> a, b, c;
 };
