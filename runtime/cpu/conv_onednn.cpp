@@ -530,12 +530,10 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const ConvGeometry& g, int slices
   impl->owner = std::move(weights_owner);
   const Window2d& w = g.win;
   const bool pointwise = w.k[0] == 1 && w.k[1] == 1 && g.group == 1;
-  if (WinogradConv::suits(g)) {
-    impl->winograd = WinogradConv::create(g, impl->slices, const_weights, post, impl->owner);
-    if (impl->winograd) {
-      impl->info = impl->winograd->describe();
-      return std::unique_ptr<OnednnConv>(new OnednnConv(std::move(impl)));
-    }
+  impl->winograd = WinogradConv::create(g, impl->slices, const_weights, post, impl->owner);
+  if (impl->winograd) {
+    impl->info = impl->winograd->describe();
+    return std::unique_ptr<OnednnConv>(new OnednnConv(std::move(impl)));
   }
   try {
     if (pointwise && !g.nhwc) {

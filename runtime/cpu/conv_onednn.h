@@ -16,8 +16,8 @@
 //    slices of whole 8-channel output blocks, each reading only its weights. The input is
 //    reordered in and each slice's channels out per call; on such images that is cheap
 //    next to bands that split a few rows unevenly and each read all the weights.
-//  - a 3x3 stride-1 Conv of the graph's NHWC chains that WinogradConv::suits, unless
-//    HOTFUSE_F32_PRECISION=highest: Winograd's F(4x4, 3x3) (conv_winograd.h).
+//  - a Conv WinogradConv::create takes (3x3 stride-1 Convs of the graph's NHWC chains,
+//    unless HOTFUSE_F32_PRECISION=highest): Winograd's F(4x4, 3x3) (conv_winograd.h).
 #pragma once
 #include <memory>
 #include <span>

@@ -399,7 +399,7 @@ std::unique_ptr<WinogradConv> WinogradConv::create(const ConvGeometry& g, int sl
                                                    bool const_weights,
                                                    const std::vector<ConvPostOp>& post,
                                                    std::shared_ptr<const void> weights_owner) {
-  if (f32_precision() == F32Precision::Highest || !suits(g) || g.n <= 0) return nullptr;
+  if (!suits(g) || g.n <= 0 || f32_precision() == F32Precision::Highest) return nullptr;
   onednn_single_threaded();
   auto impl = std::make_unique<Impl>();
   Impl& p = *impl;

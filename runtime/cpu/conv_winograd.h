@@ -30,8 +30,8 @@ namespace hf::cpu {
 class WinogradConv {
  public:
   // Whether g is a Conv this kernel runs and beats the direct one on (bench/conv_bench,
-  // hotfuse_winograd against hotfuse_nhwc): NHWC, group 1, 3x3, stride and dilation 1,
-  // channels in multiples of 8, images of at least one tile.
+  // hotfuse_nhwc against hotfuse_nhwc_direct): NHWC, group 1, 3x3, stride and dilation 1,
+  // channels in multiples of 8, at least 16 output tiles of 4x4 per image.
   static bool suits(const ConvGeometry& g);
   // nullptr at f32_precision() highest (runtime/ir/f32_precision.h), or when g does not
   // suit, or oneDNN refuses the batched GEMM.
