@@ -301,13 +301,16 @@ int run(const Options& o, std::chrono::steady_clock::time_point process_start) {
   if (signatures.size() > 1) print_shapes(sessions);
 
   // The session validated every swap; check the final outputs end to end as well, against
-  // the unfused plan of the graph the session runs (after the target's lowering: the CPU's
-  // NHWC Conv chains), so both sides run the same Conv algorithms: Winograd's rounding
-  // (docs/math.md) against a direct convolution would be no fusion error.
+  // the unfused plan of the graph as the sessions run it (after the target's lowering: the
+  // CPU's NHWC Conv chains), so both sides run the same Conv algorithms: Winograd's rounding
+  // (docs/math.md) against a direct convolution would be no fusion error. Lowered here, not
+  // taken from the sessions: asking them for another signature would switch sessions.
   double worst = 0;
+  const auto lower = target->session_target().lower;
   if (so.policy != FusionPolicy::Off)
     for (size_t k = 0; k < signatures.size(); ++k) {
-      Executor reference(sessions.session_for(in[k]->views).graph(), backend);
+      std::unique_ptr<Graph> lowered = lower ? lower(graphs[k]) : nullptr;
+      Executor reference(lowered ? *lowered : graphs[k], backend);
       worst = std::max(
           worst,
           check_outputs(graphs[k], download(backend, reference.run(in[k]->views)), outputs[k]));
