@@ -420,7 +420,7 @@ struct OnednnConv::Impl {
     }
     std::lock_guard<std::mutex> lock(mutex);
     if (!bias) {
-      zero_bias.assign(g.m, 0.0f);
+      if (zero_bias.empty()) zero_bias.assign(g.m, 0.0f);
       bias = zero_bias.data();
     }
     const int64_t items = g.n * static_cast<int64_t>(s.size());

@@ -356,7 +356,7 @@ struct WinogradConv::Impl {
            const OnBlock& on_block, std::span<const float* const> operands) {
     std::lock_guard<std::mutex> lock(mutex);
     if (!bias) {
-      zero_bias.assign(M, 0.0f);
+      if (zero_bias.empty()) zero_bias.assign(M, 0.0f);
       bias = zero_bias.data();
     }
     const float* wei = packed_weights(w);
