@@ -28,7 +28,8 @@ double StepTimes::median(size_t step) const {
 std::vector<OpRow> op_rows(const Graph& g, const Plan& plan, const StepTimes& times) {
   std::vector<OpRow> rows;
   for (size_t s = 0; s < plan.steps().size(); ++s) {
-    const Node& n = g.node(plan.steps()[s].node);
+    const Step& st = plan.steps()[s];
+    const Node& n = g.node(st.node);
     OpRow r;
     r.node = n.name;
     r.op = row_op(n);
@@ -37,7 +38,10 @@ std::vector<OpRow> op_rows(const Graph& g, const Plan& plan, const StepTimes& ti
       r.output = std::string(dtype_name(v.dtype)) + to_string(v.shape);
     }
     r.seconds = times.median(s);
-    r.bytes = node_bytes(g, n);
+    // A Reshape or BitCast the plan put in its input's buffer moves nothing.
+    const bool aliased = (n.op == OpType::Reshape || n.op == OpType::BitCast) &&
+                         st.inputs[0].data == st.outputs[0].data;
+    r.bytes = aliased ? 0 : node_bytes(g, n);
     r.flops = node_flops(g, n);
     rows.push_back(std::move(r));
   }

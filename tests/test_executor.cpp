@@ -195,6 +195,45 @@ TEST(Executor, BuffersAreReusedAlongAChain) {
   EXPECT_GE(exec.plan().buffer_bytes(), tensor);
 }
 
+TEST(Executor, AReshapeOrBitCastOfADyingValueTakesItsBufferAndCopiesNothing) {
+  // e's value dies at the Reshape (rs), so rs keeps its bytes where they are; d is still
+  // read after its Reshape (rd), which therefore copies into a buffer of its own.
+  const char* text = R"({
+    "inputs": [{"name": "x", "dtype": "f32", "shape": [4, 6]}],
+    "nodes": [
+      {"name": "e", "op": "Elemwise", "mode": "EXP", "inputs": ["x"]},
+      {"name": "rs", "op": "Reshape", "attrs": {"shape": [2, 12]}, "inputs": ["e:0"]},
+      {"name": "bc", "op": "BitCast", "attrs": {"dtype": "i32"}, "inputs": ["rs:0"]},
+      {"name": "back", "op": "BitCast", "attrs": {"dtype": "f32"}, "inputs": ["bc:0"]},
+      {"name": "n", "op": "Elemwise", "mode": "NEGATE", "inputs": ["back:0"]},
+      {"name": "d", "op": "Elemwise", "mode": "SIN", "inputs": ["x"]},
+      {"name": "rd", "op": "Reshape", "attrs": {"shape": [24]}, "inputs": ["d:0"]},
+      {"name": "m", "op": "Elemwise", "mode": "MUL", "inputs": ["rd:0", "rd:0"]},
+      {"name": "f", "op": "Reshape", "attrs": {"shape": [24]}, "inputs": ["d:0"]},
+      {"name": "a", "op": "Elemwise", "mode": "ADD", "inputs": ["m:0", "f:0"]}
+    ],
+    "outputs": ["n:0", "a:0"]})";
+  Graph g = parse_graph_json(text, "aliases.json");
+  expect_matches_reference(g, 1e-6);
+  cpu::CpuBackend backend;
+  Executor exec(g, backend);
+  int aliased = 0, copied = 0;
+  for (const Step& st : exec.plan().steps()) {
+    const Node& n = g.node(st.node);
+    if (n.op != OpType::Reshape && n.op != OpType::BitCast) continue;
+    const bool same = st.inputs[0].data == st.outputs[0].data;
+    if (n.name == "rd") {
+      EXPECT_FALSE(same) << "d is read again after rd";
+      ++copied;
+    } else {
+      EXPECT_TRUE(same) << n.name;
+      ++aliased;
+    }
+  }
+  EXPECT_EQ(aliased, 4);  // rs, bc, back, and f (d's last reader)
+  EXPECT_EQ(copied, 1);
+}
+
 TEST(Executor, OutputsThatAreInputsAndUnusedValues) {
   const char* text = R"({
     "inputs": [{"name": "x", "dtype": "f32", "shape": [7]}],

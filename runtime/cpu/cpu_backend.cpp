@@ -97,8 +97,8 @@ std::unique_ptr<Kernel> CpuBackend::make_nn_kernel(const Graph& g, const Node& n
           [geo, &pool](auto in, auto out) { grid_sample(geo, in[0], in[1], out[0], pool); });
     }
     case OpType::RoiAlign: {
-      RoiAlignGeometry geo = roi_align_geometry(n, x, g.value(n.inputs[1]).shape,
-                                                g.value(n.inputs[2]).shape);
+      RoiAlignGeometry geo =
+          roi_align_geometry(n, x, g.value(n.inputs[1]).shape, g.value(n.inputs[2]).shape);
       // A batch index out of range is bad input data: an hf::Error naming the node.
       return std::make_unique<FnKernel>([geo, &pool, what = describe(n)](auto in, auto out) {
         try {
@@ -256,14 +256,16 @@ std::unique_ptr<Kernel> CpuBackend::make_kernel(const Graph& g, const Node& n) {
     }
     case OpType::BitCast:  // the same bytes under another type
       return std::make_unique<FnKernel>([&pool](auto in, auto out) {
-        copy(contiguous_view(in[0].data, out[0].dtype, out[0].shape), out[0], pool);
+        if (in[0].data != out[0].data)  // else the plan gave it its input's buffer
+          copy(contiguous_view(in[0].data, out[0].dtype, out[0].shape), out[0], pool);
       });
     case OpType::Det:
       return std::make_unique<FnKernel>(
           [&pool](auto in, auto out) { determinant(in[0], out[0], pool); });
     case OpType::Reshape:
       return std::make_unique<FnKernel>([&pool](auto in, auto out) {
-        copy(contiguous_view(in[0].data, in[0].dtype, out[0].shape), out[0], pool);
+        if (in[0].data != out[0].data)  // else the plan gave it its input's buffer
+          copy(contiguous_view(in[0].data, in[0].dtype, out[0].shape), out[0], pool);
       });
     case OpType::Broadcast:
       return std::make_unique<FnKernel>(

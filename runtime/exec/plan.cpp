@@ -11,10 +11,14 @@ namespace hf {
 
 namespace {
 
-bool elementwise_in_place_ok(const Graph& g, const Node& n, ValueId in, ValueId out) {
-  bool per_element = n.op == OpType::Elemwise || n.op == OpType::PowC || n.op == OpType::TypeCvt;
+// Whether `out` may be written into the buffer of `in` (which dies at this step).
+bool in_place_ok(const Graph& g, const Node& n, ValueId in, ValueId out) {
   const Value& a = g.value(in);
   const Value& b = g.value(out);
+  // The same bytes under another shape or type: the kernel then has nothing to copy.
+  if (n.op == OpType::Reshape || n.op == OpType::BitCast)
+    return numel(a.shape) * dtype_size(a.dtype) == numel(b.shape) * dtype_size(b.dtype);
+  bool per_element = n.op == OpType::Elemwise || n.op == OpType::PowC || n.op == OpType::TypeCvt;
   return per_element && a.shape == b.shape && dtype_size(a.dtype) == dtype_size(b.dtype);
 }
 
@@ -87,7 +91,7 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
       int chosen = -1;
       if (!pinned)
         for (ValueId in : n.inputs)
-          if (last_use[in] == s && buf_of[in] >= 0 && elementwise_in_place_ok(g, n, in, out)) {
+          if (last_use[in] == s && buf_of[in] >= 0 && in_place_ok(g, n, in, out)) {
             auto it = std::find(dying.begin(), dying.end(), buf_of[in]);
             if (it == dying.end()) continue;
             chosen = *it;

@@ -4,7 +4,8 @@
 // Buffer assignment walks the steps in order and gives each produced value a buffer that
 // is no longer live (best fit by size), or a new one. A step's output may take the buffer
 // of an input that dies at that step when the op reads and writes element by element
-// (Elemwise, PowC, same-size TypeCvt). Graph outputs and constants get their own buffers.
+// (Elemwise, PowC, same-size TypeCvt) or keeps the bytes as they are (Reshape, BitCast:
+// their kernels then copy nothing). Graph outputs and constants get their own buffers.
 // All buffers are allocated here, so iterations allocate nothing.
 #pragma once
 #include <map>
