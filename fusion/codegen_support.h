@@ -117,15 +117,10 @@ HF_HD i64 sat_i64(float f) {
 // row sum grows like log(n), not n.
 inline constexpr i64 kReduceLeaf = 2048;
 
-// The end of a leaf: its W lanes combined pairwise. Generated reduce passes that
-// accumulate their terms in registers (seg_acc) lay out the lanes as leaf_reduce does and
-// end with this, so both sum in the same order.
-template <class Op, class A, int W>
-inline A combine_lanes(A (&acc)[W]) {
-  for (int w = W / 2; w > 0; w /= 2)
-    for (int j = 0; j < w; ++j) acc[j] = Op::combine(acc[j], acc[j + w]);
-  return acc[0];
-}
+// The end of a leaf: its W lanes combined pairwise (reduce_combine.h). Generated reduce
+// passes that accumulate their terms in registers (seg_acc) lay out the lanes as
+// leaf_reduce does and end with this, so both sum in the same order.
+using ::hf::combine_lanes;
 
 // The lanes' result and the tail's: the n % W elements past the last full set of lanes
 // are summed in one scalar accumulator, combined last (a row shorter than W is the tail

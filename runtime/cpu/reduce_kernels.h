@@ -57,9 +57,8 @@ Acc leaf_reduce(const T* __restrict x, int64_t n) {
   const bool has_tail = i < n;  // else acc alone: a sum of -0s stays -0
   Acc tail = Op::template identity<Acc>();
   for (; i < n; ++i) tail = Op::step(tail, load<Acc>(x[i]));
-  for (int w = W / 2; w > 0; w /= 2)
-    for (int j = 0; j < w; ++j) acc[j] = Op::combine(acc[j], acc[j + w]);
-  return has_tail ? Op::combine(acc[0], tail) : acc[0];
+  const Acc lanes = combine_lanes<Op>(acc);
+  return has_tail ? Op::combine(lanes, tail) : lanes;
 }
 
 // ---- the tree ---------------------------------------------------------------------------

@@ -64,6 +64,21 @@ using RProd = RCombine<RKind::Prod>;
 using RMin = RCombine<RKind::Min>;
 using RMax = RCombine<RKind::Max>;
 
+// W independent accumulators (lanes) into one, pairwise: lane j with lane j + W/2, and so on
+// down to one. The unfused CPU reduce and the generated kernels end their lanes with this,
+// so both combine in the same order. Each halving is a loop of known length, so the wide
+// ones compile to vector instructions (for short rows these combines are much of the work).
+template <class Op, class A, int W>
+HF_HD A combine_lanes(const A (&acc)[W]) {
+  if constexpr (W == 1) {
+    return acc[0];
+  } else {
+    A half[W / 2];
+    for (int j = 0; j < W / 2; ++j) half[j] = Op::combine(acc[j], acc[j + W / 2]);
+    return combine_lanes<Op, A, W / 2>(half);
+  }
+}
+
 // MEAN sums, then divides by the count (an empty float row gives 0/0 = NaN, an empty
 // integer row 0).
 HF_HD float mean_of(float sum, i64 n) {
