@@ -5,7 +5,12 @@ writes opset 18), and times torch eager and torch.compile on the GPU: median of 
 event-timed calls after 10 warm-ups. Run by tools/gpu-check.sh, which then runs hotfuse on
 the exported files.
 
+Each model goes to OUTDIR/<name>_b<batch>/model.onnx with, where the onnx package is there,
+test_data_set_0/{input_0,output_0}.pb: the input and PyTorch's output computed on the CPU in
+FP32, for `hotfuse-run --check` (how far TF32 on the GPU moves the outputs).
+
 Usage: python3 bench/gpu_models.py OUTDIR"""
+import os
 import sys
 import warnings
 
@@ -22,8 +27,19 @@ for name in ("resnet18", "mobilenet_v2"):
     model = getattr(torchvision.models, name)().eval()
     for batch in (1, 32):
         x = torch.randn(batch, 3, 224, 224)
-        torch.onnx.export(model, (x,), f"{out}/{name}_b{batch}.onnx", opset_version=17,
-                          dynamo=False, input_names=["input"])
+        d = f"{out}/{name}_b{batch}"
+        os.makedirs(f"{d}/test_data_set_0", exist_ok=True)
+        torch.onnx.export(model, (x,), f"{d}/model.onnx", opset_version=17, dynamo=False,
+                          input_names=["input"])
+        try:
+            from onnx import numpy_helper
+            with torch.no_grad():
+                y = model(x)
+            for stem, t in (("input_0", x), ("output_0", y)):
+                with open(f"{d}/test_data_set_0/{stem}.pb", "wb") as f:
+                    f.write(numpy_helper.from_array(t.numpy()).SerializeToString())
+        except ImportError:
+            print(f"{name}_b{batch}: no onnx package, no test data for --check", flush=True)
         m, xc = model.cuda(), x.cuda()
         with torch.no_grad():
             eager = timed(lambda: m(xc), reps=30, warmup=10)

@@ -101,5 +101,19 @@ rc=$?
   grep -q "^  empty (exit 2): hotfuse-run: .*empty/model.onnx: no such file" "$tmp/sum"; } ||
   { fail "onnx_conformance.sh summary (exit $rc):"; sed 's/^/    /' "$tmp/sum" >&2; }
 
+# 7. The tolerances the check line states: --atol/--rtol as given, else 1e-3, and 1e-2 where
+# f32 MatMuls run on TF32 (CUDA at HOTFUSE_F32_PRECISION=high, docs/math.md).
+cp -r "$node/test_matmul_2d" "$tmp/matmul"
+check 0 "atol 0.001, rtol 0.001; " --check "$tmp/matmul" --fusion off --backend cpu
+check 0 "atol 0.0002, rtol 0.001; " --check "$tmp/matmul" --fusion off --backend cpu --atol 2e-4
+if "$run" "$tmp/matmul/model.onnx" --backend cuda --fusion off --iters 1 >/dev/null 2>&1; then
+  check 0 "atol 0.01, rtol 0.01 \(TF32 on CUDA; HOTFUSE_F32_PRECISION=highest checks FP32 math\); " \
+    --check "$tmp/matmul" --fusion off --backend cuda
+  check 0 "atol 0.0002, rtol 0.01 \(TF32" --check "$tmp/matmul" --fusion off --backend cuda --atol 2e-4
+  HOTFUSE_F32_PRECISION=highest check 0 "atol 0.001, rtol 0.001; " --check "$tmp/matmul" --fusion off --backend cuda
+else
+  echo "no usable CUDA device: the TF32 tolerances are not checked here"
+fi
+
 [ $failures = 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
 echo "all --check / --inputs / --save-outputs checks passed"

@@ -35,6 +35,7 @@
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/cublas_api.h"
 #include "runtime/cuda/cuda_backend.h"
+#include "runtime/cuda/cuda_math.h"
 #include "session/fusing_cuda_backend.h"
 #include "tests/support/cuda_device.h"
 #endif
@@ -87,6 +88,40 @@ TEST(CudaBackendSelect, NoDeviceReasonComesFromTheRuntime) {
               "loaded)");
   }
   EXPECT_THROW(cuda::CudaBackend(), Error);
+}
+
+// HOTFUSE_F32_PRECISION on CUDA: f32 Convs and MatMuls on TF32 tensor cores at high (the
+// default), FMA math at highest; halves on tensor cores at either; never f32 -> f16.
+TEST(CudaMath, F32IsTf32AtHighFmaAtHighestAndNeverConvertedToAHalf) {
+  const cuda::CudaMath high = cuda::cuda_math(DType::F32, F32Precision::High);
+  EXPECT_TRUE(high.tf32);
+  EXPECT_EQ(high.gemm, CUBLAS_COMPUTE_32F_FAST_TF32);
+  EXPECT_EQ(high.conv, CUDNN_DEFAULT_MATH);
+  const cuda::CudaMath highest = cuda::cuda_math(DType::F32, F32Precision::Highest);
+  EXPECT_FALSE(highest.tf32);
+  EXPECT_EQ(highest.gemm, CUBLAS_COMPUTE_32F);
+  EXPECT_EQ(highest.conv, CUDNN_FMA_MATH);
+  for (DType t : {DType::F16, DType::BF16})
+    for (F32Precision p : {F32Precision::High, F32Precision::Highest}) {
+      const cuda::CudaMath m = cuda::cuda_math(t, p);
+      EXPECT_FALSE(m.tf32) << dtype_name(t);
+      EXPECT_EQ(m.gemm, CUBLAS_COMPUTE_32F) << dtype_name(t);  // f32 accumulation
+      EXPECT_EQ(m.conv, CUDNN_DEFAULT_MATH) << dtype_name(t);
+      EXPECT_TRUE(cuda::conv_math_allowed(m, t, CUDNN_TENSOR_OP_MATH));
+      EXPECT_TRUE(cuda::conv_math_allowed(m, t, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
+    }
+  // What cuDNN may rate an f32 algorithm with, and whether it may run.
+  const struct {
+    cudnnMathType_t rated;
+    bool at_high, at_highest;
+  } cases[] = {{CUDNN_FMA_MATH, true, true},
+               {CUDNN_DEFAULT_MATH, true, true},  // on a strict descriptor: FMA kernels
+               {CUDNN_TENSOR_OP_MATH, true, false},
+               {CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, false, false}};
+  for (const auto& c : cases) {
+    EXPECT_EQ(cuda::conv_math_allowed(high, DType::F32, c.rated), c.at_high) << c.rated;
+    EXPECT_EQ(cuda::conv_math_allowed(highest, DType::F32, c.rated), c.at_highest) << c.rated;
+  }
 }
 
 // cuBLAS is opened on first use (no GPU needed to open it): every entry point resolves.
@@ -506,6 +541,8 @@ TEST(CudaOps, TypeCvtPowCReduceCopiesMatMulMatchTheCpuBackend) {
     expect_cuda_matches_cpu(one_node(t, {{4, 5, 6}}, rs));
     Node mm;
     mm.op = OpType::MatMul;
+    // FMA math on f32 as on the CPU (TF32 at high: test_cuda_nn_ops.cpp checks its bound).
+    ScopedEnv strict("HOTFUSE_F32_PRECISION", "highest");
     expect_cuda_matches_cpu(one_node(t, {{3, 33, 17}, {17, 65}}, mm));  // broadcast batch
     expect_cuda_matches_cpu(one_node(t, {{2, 3, 8, 16}, {2, 3, 16, 9}}, mm));
     expect_cuda_matches_cpu(one_node(t, {{2, 1, 8, 16}, {1, 3, 16, 9}}, mm));  // per-batch GEMMs

@@ -18,6 +18,7 @@
 #include "runtime/ir/error.h"
 #include "runtime/ir/nn_geometry.h"
 #include "tests/support/jit_env.h"
+#include "tests/support/scoped_env.h"
 #if HF_HAVE_CUDA_BACKEND
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/conv_shape.h"
@@ -151,37 +152,94 @@ void expect_cuda_matches_cpu(const Graph& g, Tolerance tol, uint64_t seed = 7) {
 }
 
 Tolerance conv_tolerance(const char* dtype) {
-  // f32: FMA math in another summation order than im2col + sgemm; halves: cuDNN rounds the
-  // convolution to the storage type before the bias is added, the CPU after.
+  // f32 (strict, HOTFUSE_F32_PRECISION=highest): FMA math in another summation order than
+  // im2col + sgemm; halves: cuDNN rounds the convolution to the storage type before the bias
+  // is added, the CPU after.
   return std::string(dtype) == "f32" ? Tolerance{1e-4, 1e-4} : Tolerance{2e-2, 2e-2};
 }
 
+struct ConvCase {
+  std::string x, w, attrs;
+  int bias;
+};
+
+const ConvCase kConvCases[] = {
+    {"[2,4,9,10]", "[6,4,3,3]", R"({"pads": [1,1,1,1]})", 6},
+    {"[1,3,23,21]", "[8,3,7,7]", R"({"strides": [2,2], "pads": [3,3,3,3]})", 0},
+    {"[1,16,7,5]", "[12,16,1,1]", "{}", 12},
+    {"[1,8,9,9]", "[4,8,1,1]", R"({"strides": [2,2]})", 0},
+    {"[1,3,11,12]", "[5,3,3,2]", R"({"pads": [0,2,3,1], "dilations": [2,2]})", 5},  // prepad
+    {"[1,3,10,10]", "[4,3,3,3]", R"({"strides": [2,2], "pads": [0,0,1,1]})", 4},    // SAME
+    {"[1,3,22,21]", "[8,3,7,7]", R"({"strides": [2,2], "pads": [3,3,2,3]})", 8},    // end unread
+    {"[1,6,8,8]", "[4,3,3,3]", R"({"group": 2, "pads": [1,1,1,1]})", 4},
+    {"[1,8,15,14]", "[8,1,3,3]", R"({"group": 8, "strides": [2,2], "pads": [1,1,1,1]})", 8},
+    {"[2,3,13,17]", "[6,1,3,3]",
+     R"({"group": 3, "strides": [3,3], "pads": [2,0,1,2], "dilations": [2,1]})", 0},
+    {"[1,4,9,9]", "[4,1,5,5]", R"({"group": 4, "pads": [2,2,2,2]})", 4},
+    {"[4,64,28,28]", "[64,64,3,3]", R"({"pads": [1,1,1,1]})", 64},  // a ResNet-sized layer
+};
+
 TEST(CudaNnOps, ConvMatchesTheCpuBackend) {
   REQUIRE_CUDA_DEVICE();
-  struct Case {
-    std::string x, w, attrs;
-    int bias;
-  };
-  const Case cases[] = {
-      {"[2,4,9,10]", "[6,4,3,3]", R"({"pads": [1,1,1,1]})", 6},
-      {"[1,3,23,21]", "[8,3,7,7]", R"({"strides": [2,2], "pads": [3,3,3,3]})", 0},
-      {"[1,16,7,5]", "[12,16,1,1]", "{}", 12},
-      {"[1,8,9,9]", "[4,8,1,1]", R"({"strides": [2,2]})", 0},
-      {"[1,3,11,12]", "[5,3,3,2]", R"({"pads": [0,2,3,1], "dilations": [2,2]})", 5},  // prepad
-      {"[1,3,10,10]", "[4,3,3,3]", R"({"strides": [2,2], "pads": [0,0,1,1]})", 4},    // SAME
-      {"[1,3,22,21]", "[8,3,7,7]", R"({"strides": [2,2], "pads": [3,3,2,3]})", 8},    // end unread
-      {"[1,6,8,8]", "[4,3,3,3]", R"({"group": 2, "pads": [1,1,1,1]})", 4},
-      {"[1,8,15,14]", "[8,1,3,3]", R"({"group": 8, "strides": [2,2], "pads": [1,1,1,1]})", 8},
-      {"[2,3,13,17]", "[6,1,3,3]",
-       R"({"group": 3, "strides": [3,3], "pads": [2,0,1,2], "dilations": [2,1]})", 0},
-      {"[1,4,9,9]", "[4,1,5,5]", R"({"group": 4, "pads": [2,2,2,2]})", 4},
-      {"[4,64,28,28]", "[64,64,3,3]", R"({"pads": [1,1,1,1]})", 64},  // a ResNet-sized layer
-  };
+  ScopedEnv strict("HOTFUSE_F32_PRECISION", "highest");  // f32: FMA math, as the CPU's
   for (const char* t : {"f32", "f16", "bf16"})
-    for (const Case& c : cases) {
+    for (const ConvCase& c : kConvCases) {
       SCOPED_TRACE(std::string(t) + " x " + c.x + " w " + c.w + " " + c.attrs);
       expect_cuda_matches_cpu(conv(c.x, c.w, c.attrs, c.bias, t), conv_tolerance(t));
     }
+}
+
+// At HOTFUSE_F32_PRECISION=high (the default) f32 Convs and MatMuls may run on TF32 tensor
+// cores: each input rounded to a 10-bit mantissa (by truncation at worst: relative error
+// under 2^-10), so each product is within 2^-9 of its magnitude and each output within
+// 2^-9 of the sum of its terms' magnitudes (f32 accumulation on both sides: a few percent of
+// that at most, for the sums here). The bound is
+// computed per element from the same graph run on |x|, |w| (and |bias|) on the CPU.
+void expect_within_tf32_bound(const Graph& g) {
+  SCOPED_TRACE(g.name);
+  ScopedEnv high("HOTFUSE_F32_PRECISION", "high");
+  std::vector<HostTensor> in = random_inputs(g, 11);
+  std::vector<HostTensor> mag_in;
+  for (const HostTensor& t : in) {
+    HostTensor a(t.dtype(), t.shape());
+    const float* src = static_cast<const float*>(t.data());
+    float* dst = static_cast<float*>(a.data());
+    for (int64_t i = 0; i < numel(t.shape()); ++i) dst[i] = std::fabs(src[i]);
+    mag_in.push_back(std::move(a));
+  }
+  cpu::CpuBackend cpu_backend;
+  Executor cpu_exec(g, cpu_backend);
+  std::vector<HostTensor> want = copies(cpu_exec.run(views(in)));
+  std::vector<HostTensor> mag = copies(cpu_exec.run(views(mag_in)));
+  cuda::CudaBackend& b = gpu();
+  DeviceInputs dev(b, in);
+  Executor exec(g, b);
+  std::span<const TensorView> res = exec.run(dev.views);
+  b.sync();
+  ASSERT_EQ(res.size(), want.size());
+  for (size_t i = 0; i < res.size(); ++i) {
+    HostTensor got(res[i].dtype, res[i].shape);
+    b.download(got.data(), res[i].data, got.bytes());
+    const float* w = static_cast<const float*>(want[i].data());
+    const float* m = static_cast<const float*>(mag[i].data());
+    const float* d = static_cast<const float*>(got.data());
+    int bad = 0;
+    for (int64_t k = 0; k < numel(got.shape()) && bad < 5; ++k) {
+      const double bound = std::ldexp(1.0, -9) * m[k] * 1.05 + 1e-6;
+      if (!(std::fabs(double(d[k]) - w[k]) <= bound)) {
+        ADD_FAILURE() << "element " << k << ": cpu " << w[k] << ", cuda " << d[k]
+                      << ", terms' magnitude " << m[k] << ", bound " << bound;
+        ++bad;
+      }
+    }
+  }
+}
+
+TEST(CudaNnOps, F32ConvAndMatMulAtHighPrecisionStayWithinTheTf32Bound) {
+  REQUIRE_CUDA_DEVICE();
+  for (const ConvCase& c : kConvCases) expect_within_tf32_bound(conv(c.x, c.w, c.attrs, c.bias));
+  expect_within_tf32_bound(one_node(
+      "MatMul", "{}", input("a", "[3,64,256]") + "," + input("b", "[256,96]"), R"("a", "b")"));
 }
 
 TEST(CudaNnOps, ConvWorkspaceComesFromTheAllocatorAndGoesBack) {

@@ -178,8 +178,9 @@ int run_check(const CheckOptions& o) {
         std::fprintf(stderr, "hotfuse-run: %s\n", printable(rr.reason).c_str());
     if (k == 0)
       std::printf(
-          "check %s: %s; atol %g, rtol %g; %s", o.dir.string().c_str(),
+          "check %s: %s; atol %g, rtol %g%s; %s", o.dir.string().c_str(),
           count_of(static_cast<int>(sets.size()), "data set").c_str(), o.atol, o.rtol,
+          o.tolerance_note.c_str(),
           plans.size() > 1 ? (std::to_string(plans.size()) + " input shapes\n").c_str() : "");
     if (plans.size() > 1) {
       const ShapeRecord& r = sessions.shape_now();

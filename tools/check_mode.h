@@ -13,9 +13,14 @@
 
 namespace hf {
 
+// --check's default atol and rtol where f32 Convs and MatMuls run on TF32 (CUDA at
+// HOTFUSE_F32_PRECISION=high): a 10-bit mantissa's rounding, over a network's layers.
+inline constexpr double kTf32CheckTolerance = 1e-2;
+
 struct CheckOptions {
   std::filesystem::path dir;
   double atol = 1e-3, rtol = 1e-3;  // onnx_test_runner's defaults
+  std::string tolerance_note;       // printed after them: why they are what they are
   int threads = 0;
   SessionOptions session;  // its policy is the --fusion mode
   SettleBound settle;      // how long the session may take to settle (--settle-timeout, -iters)

@@ -9,8 +9,9 @@
 #   workloads  the six elementwise workloads at 2^LOG2 floats (HF_GPU_LOG2, default 26):
 #              hotfuse --fusion all against a device-to-device copy, torch eager and
 #              torch.compile in the same run (bench/gpu_peers.py, the machine's PyTorch)
-#   models     ResNet-18 and MobileNetV2 exported there at opset 17, hotfuse off/adaptive
-#              against torch eager and torch.compile (bench/gpu_models.py)
+#   models     ResNet-18 and MobileNetV2 exported there at opset 17, hotfuse off (TF32 and
+#              FP32 math) and adaptive against torch eager and torch.compile
+#              (bench/gpu_models.py), and --check against PyTorch's FP32 outputs
 # Results go to $OUT (else /tmp/hfgpu-out), at most 8 files: env.txt tests.log cli.log
 # examples.log workloads.log models.log summary.txt. The last lines printed are the summary.
 # Exit code: the number of failed steps.
@@ -96,13 +97,23 @@ models)
   mkdir -p "$work/m"
   step 300 models.log "models: export, torch" python3 "$src/bench/gpu_models.py" "$work/m"
   grep -E '^(resnet18|mobilenet_v2)' "$OUT/models.log" | sed 's/^/    /' | tee -a "$summary"
-  for m in "$work"/m/*.onnx; do
+  for d in "$work"/m/*/; do
+    m=$d/model.onnx n=$(basename "$d")
     [ -f "$m" ] || continue
-    for mode in off adaptive; do
-      step 120 models.log "$(basename "$m" .onnx) $mode" env HOTFUSE_CUPTI_LIB=/nonexistent/libcupti.so \
-        "$bin/hotfuse-run" "$m" --backend cuda --fusion $mode --iters 30 --warmup 5 --sync-compile
-      grep -A400 "^=== $(basename "$m" .onnx) $mode\$" "$OUT/models.log" | grep -m1 -E '^kernels |^nothing fused|^hotfuse-run: [^C]' |
-        sed 's/^/    /' | tee -a "$summary"
+    # TF32 (HOTFUSE_F32_PRECISION=high, the default) and FP32 math (highest), unfused, then
+    # adaptive at the default.
+    for run in "off high" "off highest" "adaptive high"; do
+      set -- $run
+      step 120 models.log "$n $1 $2" env HOTFUSE_CUPTI_LIB=/nonexistent/libcupti.so HOTFUSE_F32_PRECISION=$2 \
+        "$bin/hotfuse-run" "$m" --backend cuda --fusion $1 --iters 30 --warmup 5 --sync-compile
+      grep -A400 "^=== $n $1 $2\$" "$OUT/models.log" | grep -m1 -E '^kernels |^nothing fused|^hotfuse-run: [^C]' |
+        sed "s/^/    $2: /" | tee -a "$summary"
+    done
+    # Against PyTorch's FP32 CPU output: how much of --check's tolerance each math uses.
+    [ -f "$d/test_data_set_0/output_0.pb" ] || continue
+    for p in high highest; do
+      step 120 models.log "$n check $p" env HOTFUSE_F32_PRECISION=$p "$bin/hotfuse-run" --check "$d" --backend cuda --fusion off
+      grep -A40 "^=== $n check $p\$" "$OUT/models.log" | grep -m1 -E '^test_data_set_0: ' | sed "s/^/    $n $p: /" | tee -a "$summary"
     done
   done
   ;;

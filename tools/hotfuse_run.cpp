@@ -75,6 +75,8 @@ struct Options {
   // TensorProto files (docs/onnx.md)
   std::string check;  // --check DIR: run DIR's test data sets, compare the outputs
   double atol = 1e-3, rtol = 1e-3;
+  // Not given: run() chooses them (TF32 on CUDA relaxes the defaults).
+  bool atol_given = false, rtol_given = false;
   std::string inputs;               // --inputs DIR: input_*.pb instead of random inputs
   std::vector<std::string> shapes;  // --shape NAME=D0xD1x...: symbolic input dimensions
   std::string save_outputs;         // --save-outputs DIR: output_*.pb
@@ -206,6 +208,13 @@ int run(const Options& o, std::chrono::steady_clock::time_point process_start) {
     c.dir = o.check;
     c.atol = o.atol;
     c.rtol = o.rtol;
+    // On CUDA at HOTFUSE_F32_PRECISION=high, f32 Convs and MatMuls round their inputs to
+    // TF32 (docs/math.md): unless given, the tolerances are those TF32 results are held to.
+    if (c.cuda && f32_precision() == F32Precision::High) {
+      if (!o.atol_given) c.atol = kTf32CheckTolerance;
+      if (!o.rtol_given) c.rtol = kTf32CheckTolerance;
+      c.tolerance_note = " (TF32 on CUDA; HOTFUSE_F32_PRECISION=highest checks FP32 math)";
+    }
     c.threads = o.threads;
     c.session = session_options(o);
     c.settle = {o.settle_timeout, o.settle_iters};
@@ -436,10 +445,12 @@ void add_tensor_file_options(CLI::App& app, Options& o) {
       app.add_option("--check", o.check,
                      "run DIR/model.onnx on DIR/test_data_set_*/input_*.pb and compare with "
                      "output_*.pb (ONNX backend tests); exit 0 only if every data set passes");
-  app.add_option("--atol", o.atol, "--check: absolute tolerance")
+  app.add_option("--atol", o.atol,
+                 "--check: absolute tolerance (1e-2 on CUDA at HOTFUSE_F32_PRECISION=high: TF32)")
       ->check(kTolerance)
       ->capture_default_str();
-  app.add_option("--rtol", o.rtol, "--check: relative tolerance")
+  app.add_option("--rtol", o.rtol,
+                 "--check: relative tolerance (1e-2 on CUDA at HOTFUSE_F32_PRECISION=high: TF32)")
       ->check(kTolerance)
       ->capture_default_str();
   app.add_option("--inputs", o.inputs, "read the inputs from DIR/input_*.pb instead of random ones")
@@ -571,6 +582,8 @@ int main(int argc, char** argv) {
     check_option_names(app, argc, argv);
     app.parse(argc, argv);
     check_option_combinations(app, o);
+    o.atol_given = app.count("--atol") > 0;
+    o.rtol_given = app.count("--rtol") > 0;
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {

@@ -4,7 +4,9 @@
 
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_math.h"
 #include "runtime/ir/error.h"
+#include "runtime/ir/f32_precision.h"
 
 namespace hf::cuda {
 
@@ -63,9 +65,9 @@ CudnnConv::CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAl
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
                 node + ": convolution descriptor");
     cudnn_check(cudnnSetConvolutionGroupCount(conv_, s.group), node + ": group count");
-    // f32: no TF32 (its 10-bit mantissa would not match the CPU); halves may use tensor cores.
-    const cudnnMathType_t math = dt == DType::F32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
-    cudnn_check(cudnnSetConvolutionMathType(conv_, math), node + ": math type");
+    // f32: TF32 or FMA math by HOTFUSE_F32_PRECISION (cuda_math.h); halves: tensor cores.
+    const CudaMath math = cuda_math(dt, f32_precision());
+    cudnn_check(cudnnSetConvolutionMathType(conv_, math.conv), node + ": math type");
     int dims[4] = {};
     cudnn_check(cudnnGetConvolution2dForwardOutputDim(conv_, x_, w_, &dims[0], &dims[1], &dims[2],
                                                       &dims[3]),
@@ -90,15 +92,12 @@ CudnnConv::CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAl
     int skipped = 0;
     for (int i = 0; i < found && !chosen; ++i) {
       const cudnnConvolutionFwdAlgoPerf_t& r = perf[i];
-      if (r.status != CUDNN_STATUS_SUCCESS) continue;
-      if (dt == DType::F32) {
-        // Keep FMA math on the descriptor: tensor-op entries mean TF32 or f16 conversion.
-        if (r.mathType == CUDNN_TENSOR_OP_MATH ||
-            r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-          continue;
-      } else if (cudnnSetConvolutionMathType(conv_, r.mathType) != CUDNN_STATUS_SUCCESS) {
-        continue;  // halves: the math type the heuristics rated, before sizing its workspace
-      }
+      if (r.status != CUDNN_STATUS_SUCCESS || !conv_math_allowed(math, dt, r.mathType)) continue;
+      // The math type the heuristics rated, before sizing its workspace (strict f32 keeps
+      // FMA math on the descriptor).
+      if ((dt != DType::F32 || math.tf32) &&
+          cudnnSetConvolutionMathType(conv_, r.mathType) != CUDNN_STATUS_SUCCESS)
+        continue;
       size_t bytes = 0;
       if (cudnnGetConvolutionForwardWorkspaceSize(h_, x_, w_, conv_, y_, r.algo, &bytes) !=
           CUDNN_STATUS_SUCCESS)

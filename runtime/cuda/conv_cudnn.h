@@ -20,8 +20,9 @@ void cudnn_check(cudnnStatus_t s, const std::string& what);
 
 class CudnnConv {
  public:
-  // f32 runs FMA math only (no TF32, as MatMul); f16/bf16 may use tensor cores, all
-  // accumulate in f32. The first algorithm whose workspace can be allocated wins: when the
+  // f32 runs TF32 or FMA math by HOTFUSE_F32_PRECISION (cuda_math.h, as MatMul); f16/bf16
+  // may use tensor cores, all accumulate in f32. The first algorithm whose workspace can be
+  // allocated wins: when the
   // device (or HOTFUSE_CUDA_MAX_BYTES) has no room for the preferred one, a leaner one runs
   // and `note()` says so.
   CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAllocator& alloc,

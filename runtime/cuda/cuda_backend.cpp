@@ -9,9 +9,11 @@
 #include "runtime/cuda/conv_cudnn.h"
 #include "runtime/cuda/cublas_api.h"
 #include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_math.h"
 #include "runtime/cuda/kernels.h"
 #include "runtime/cuda/matmul.h"
 #include "runtime/cuda/nn_ops.h"
+#include "runtime/ir/f32_precision.h"
 #include "runtime/ir/op_table.h"
 
 namespace hf::cuda {
@@ -99,13 +101,15 @@ class ReduceKernel final : public Kernel {
 
 class MatMulKernel final : public Kernel {
  public:
-  explicit MatMulKernel(cublasHandle_t h) : h_(h) {}
+  // compute: cuda_math's, decided when the plan is made.
+  MatMulKernel(cublasHandle_t h, cublasComputeType_t compute) : h_(h), compute_(compute) {}
   void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
-    matmul(h_, in[0], in[1], out[0]);
+    matmul(h_, in[0], in[1], out[0], compute_);
   }
 
  private:
   cublasHandle_t h_;
+  cublasComputeType_t compute_;
 };
 
 // Reshape: the bytes do not change.
@@ -296,7 +300,8 @@ std::unique_ptr<Kernel> CudaBackend::make_kernel(const Graph& g, const Node& n) 
     case OpType::MatMul:
       if (!is_float(in0.dtype))
         throw unsupported("MatMul of " + std::string(dtype_name(in0.dtype)));
-      return std::make_unique<MatMulKernel>(static_cast<cublasHandle_t>(cublas_));
+      return std::make_unique<MatMulKernel>(static_cast<cublasHandle_t>(cublas_),
+                                            cuda_math(in0.dtype, f32_precision()).gemm);
     case OpType::Fused:
       throw Error(describe(n) + ": fused nodes run through the session's CUDA fusion backend");
     case OpType::Constant:

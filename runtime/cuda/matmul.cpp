@@ -47,7 +47,8 @@ int64_t batch_offset(int64_t i, const Shape& batch, const Shape& own) {
 
 }  // namespace
 
-void matmul(cublasHandle_t h, const TensorView& a, const TensorView& b, const TensorView& out) {
+void matmul(cublasHandle_t h, const TensorView& a, const TensorView& b, const TensorView& out,
+            cublasComputeType_t compute) {
   const int ra = a.rank(), rb = b.rank();
   if (ra < 2 || rb < 2) throw Error("MatMul on CUDA needs rank >= 2 operands");
   const int64_t m = a.shape[ra - 2], k = a.shape[ra - 1], n = b.shape[rb - 1];
@@ -61,10 +62,9 @@ void matmul(cublasHandle_t h, const TensorView& a, const TensorView& b, const Te
   // Row-major C = A B is column-major C^T = B^T A^T: swap the operands, no transposes.
   auto gemm_batched = [&](const void* pa, const void* pb, void* pc, int64_t sa, int64_t sb,
                           int64_t count) {
-    check(cublas().gemm_strided_batched_ex(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k,
-                                           &alpha, pb, t, (int)n, sb, pa, t, (int)k, sa, &beta, pc,
-                                           t, (int)n, m * n, (int)count, CUBLAS_COMPUTE_32F,
-                                           CUBLAS_GEMM_DEFAULT),
+    check(cublas().gemm_strided_batched_ex(
+              h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &alpha, pb, t, (int)n, sb, pa, t,
+              (int)k, sa, &beta, pc, t, (int)n, m * n, (int)count, compute, CUBLAS_GEMM_DEFAULT),
           "cublasGemmStridedBatchedEx " + std::to_string(m) + "x" + std::to_string(k) + "x" +
               std::to_string(n) + " x" + std::to_string(count));
   };

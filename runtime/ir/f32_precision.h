@@ -3,11 +3,10 @@
 //
 //   high (default)  kernels may use algorithms that round differently and more, within the
 //                   bounds docs/math.md ("Precision of f32 convolutions") states: CPU 3x3
-//                   Convs by Winograd's F(4x4, 3x3).
+//                   Convs by Winograd's F(4x4, 3x3); CUDA Convs and MatMuls on TF32 tensor
+//                   cores (runtime/cuda/cuda_math.h).
 //   highest         direct algorithms only: each output a sum of f32 products in f32 (the
 //                   order is the library's).
-//
-// The CUDA backend runs f32 with FMA math (no TF32) at either setting.
 #pragma once
 
 namespace hf {
