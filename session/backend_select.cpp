@@ -3,6 +3,7 @@
 #include "runtime/ir/error.h"
 #if HF_HAVE_CUDA_BACKEND
 #include "runtime/cuda/cuda_backend.h"
+#include "session/disk_result_store.h"
 #include "session/fusing_cuda_backend.h"
 #endif
 
@@ -33,6 +34,7 @@ BackendChoice choose_backend(const std::string& requested) {
 #if HF_HAVE_CUDA_BACKEND
   try {
     auto b = std::make_unique<cuda::CudaBackend>();
+    b->set_result_store(default_result_store());  // measured cuDNN algorithms, across runs
     const cuda::DeviceStatus& s = b->device();
     c.line = "backend " + requested + ": using cuda (" + s.name + ", sm_" + std::to_string(s.arch) +
              ", " + std::to_string(s.sm_count) + " SMs; fused kernels as " +

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include "fusion/codegen_cuda.h"
 #include "fusion/detect.h"
@@ -33,9 +34,11 @@
 #include "profiler/cupti_profile.h"
 #include "profiler/cupti_tracer.h"
 #include "runtime/cuda/caching_allocator.h"
+#include "runtime/cuda/conv_algo.h"
 #include "runtime/cuda/cublas_api.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_math.h"
+#include "session/disk_result_store.h"
 #include "session/fusing_cuda_backend.h"
 #include "tests/support/cuda_device.h"
 #endif
@@ -122,6 +125,168 @@ TEST(CudaMath, F32IsTf32AtHighFmaAtHighestAndNeverConvertedToAHalf) {
     EXPECT_EQ(cuda::conv_math_allowed(high, DType::F32, c.rated), c.at_high) << c.rated;
     EXPECT_EQ(cuda::conv_math_allowed(highest, DType::F32, c.rated), c.at_highest) << c.rated;
   }
+}
+
+// ---- cuDNN's algorithm, measured once per shape and kept (conv_algo.h) ----------------------
+
+cuda::CudnnConvShape some_conv_shape() {
+  cuda::CudnnConvShape s{};
+  s.n = 2, s.c = 16, s.h = 28, s.w = 28, s.m = 32, s.cg = 16, s.kh = 3, s.kw = 3;
+  s.oh = 28, s.ow = 28, s.pad[0] = s.pad[1] = 1, s.stride[0] = s.stride[1] = 1;
+  s.dilation[0] = s.dilation[1] = 1, s.group = 1;
+  return s;
+}
+
+TEST(ConvAlgo, TheKeyChangesWithEverythingAMeasurementDependsOn) {
+  const cuda::CudnnConvShape s = some_conv_shape();
+  const cuda::CudaMath tf32 = cuda::cuda_math(DType::F32, F32Precision::High);
+  const cuda::CudaMath fma = cuda::cuda_math(DType::F32, F32Precision::Highest);
+  const std::string base = cuda::conv_algo_key("H200", 90, 91900, s, DType::F32, tf32);
+  EXPECT_EQ(base, cuda::conv_algo_key("H200", 90, 91900, s, DType::F32, tf32));
+  std::set<std::string> keys{base};
+  auto add = [&](const std::string& k) { EXPECT_TRUE(keys.insert(k).second) << k; };
+  add(cuda::conv_algo_key("H100", 90, 91900, s, DType::F32, tf32));
+  add(cuda::conv_algo_key("H200", 80, 91900, s, DType::F32, tf32));
+  add(cuda::conv_algo_key("H200", 90, 91901, s, DType::F32, tf32));
+  add(cuda::conv_algo_key("H200", 90, 91900, s, DType::F16, tf32));
+  add(cuda::conv_algo_key("H200", 90, 91900, s, DType::F32, fma));
+  for (int f = 0; f < 17; ++f) {
+    cuda::CudnnConvShape t = s;
+    int* v[] = {&t.n,         &t.c,         &t.h,           &t.w,           &t.m,      &t.cg,
+                &t.kh,        &t.kw,        &t.oh,          &t.ow,          &t.pad[0], &t.pad[1],
+                &t.stride[0], &t.stride[1], &t.dilation[0], &t.dilation[1], &t.group};
+    *v[f] += 1;
+    add(cuda::conv_algo_key("H200", 90, 91900, t, DType::F32, tf32));
+  }
+}
+
+TEST(ConvAlgo, AChoiceRoundTripsAndAnythingElseIsRejected) {
+  cuda::ConvAlgoChoice c;
+  c.algo = CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+  c.math = CUDNN_TENSOR_OP_MATH;
+  c.workspace = size_t(5) << 30;  // beyond 32 bits
+  c.ms = 0.0421f;
+  std::optional<cuda::ConvAlgoChoice> d = cuda::decode(cuda::encode(c));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->algo, c.algo);
+  EXPECT_EQ(d->math, c.math);
+  EXPECT_EQ(d->workspace, c.workspace);
+  EXPECT_FLOAT_EQ(d->ms, c.ms);
+  for (const char* bad : {"", "garbage", "1 2 3", "1 3 0 0.5 extra", "99 3 0 0.5", "-1 3 0 0.5",
+                          "1 7 0 0.5", "1 3 x 0.5"})
+    EXPECT_FALSE(cuda::decode(bad)) << "'" << bad << "'";
+}
+
+TEST(ConvAlgo, PickTakesTheFirstCandidateThatSucceededIsAllowedAndFits) {
+  auto entry = [](cudnnConvolutionFwdAlgo_t a, cudnnMathType_t m, cudnnStatus_t st, float ms) {
+    cudnnConvolutionFwdAlgoPerf_t r{};
+    r.algo = a;
+    r.mathType = m;
+    r.status = st;
+    r.time = ms;
+    return r;
+  };
+  const cudnnConvolutionFwdAlgoPerf_t perf[] = {
+      entry(CUDNN_CONVOLUTION_FWD_ALGO_FFT, CUDNN_FMA_MATH, CUDNN_STATUS_NOT_SUPPORTED, 0.1f),
+      entry(CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION,
+            CUDNN_STATUS_SUCCESS, 0.2f),
+      entry(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, CUDNN_TENSOR_OP_MATH,
+            CUDNN_STATUS_SUCCESS, 0.3f),
+      entry(CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, CUDNN_FMA_MATH, CUDNN_STATUS_SUCCESS, 0.4f),
+      entry(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CUDNN_FMA_MATH, CUDNN_STATUS_SUCCESS, 0.5f),
+  };
+  std::vector<cudnnConvolutionFwdAlgo_t> asked;
+  auto take_all = [&](const cudnnConvolutionFwdAlgoPerf_t& r) -> std::optional<size_t> {
+    asked.push_back(r.algo);
+    return size_t(100) * static_cast<size_t>(r.algo);
+  };
+  // TF32 allowed: the tensor-op candidate; never the one converting f32 to f16.
+  const cuda::CudaMath high = cuda::cuda_math(DType::F32, F32Precision::High);
+  std::optional<cuda::ConvAlgoChoice> c = cuda::pick_algorithm(perf, high, DType::F32, take_all);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->algo, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+  EXPECT_EQ(c->math, CUDNN_TENSOR_OP_MATH);
+  EXPECT_EQ(c->workspace, size_t(100) * CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+  EXPECT_FLOAT_EQ(c->ms, 0.3f);
+  EXPECT_EQ(asked, std::vector{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM});
+  // Strict f32: FMA math only.
+  asked.clear();
+  const cuda::CudaMath highest = cuda::cuda_math(DType::F32, F32Precision::Highest);
+  c = cuda::pick_algorithm(perf, highest, DType::F32, take_all);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->algo, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD);
+  // A candidate whose workspace cannot be had: the next one.
+  asked.clear();
+  auto no_winograd = [&](const cudnnConvolutionFwdAlgoPerf_t& r) -> std::optional<size_t> {
+    asked.push_back(r.algo);
+    if (r.algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD) return std::nullopt;
+    return size_t(0);
+  };
+  c = cuda::pick_algorithm(perf, highest, DType::F32, no_winograd);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->algo, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);
+  EXPECT_EQ(asked.size(), 2u);
+  // Halves: whatever cuDNN rated best that succeeded.
+  c = cuda::pick_algorithm(perf, cuda::cuda_math(DType::F16, F32Precision::Highest), DType::F16,
+                           take_all);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->algo, CUDNN_CONVOLUTION_FWD_ALGO_GEMM);
+  // Nothing usable.
+  auto take_none = [](const cudnnConvolutionFwdAlgoPerf_t&) -> std::optional<size_t> {
+    return std::nullopt;
+  };
+  EXPECT_FALSE(cuda::pick_algorithm(perf, high, DType::F32, take_none));
+  EXPECT_FALSE(cuda::pick_algorithm({}, high, DType::F32, take_all));
+}
+
+// A choice kept by one process's memo is found by the next one's through the disk store;
+// another shape, device or math finds nothing; an entry moved under another key's name
+// reads as absent.
+TEST(ConvAlgo, AChoiceKeptOnDiskIsFoundByTheNextProcessOnly) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "hf_conv_algo_store";
+  fs::remove_all(dir);
+  auto disk = std::make_shared<fusion::DiskCache>(dir);
+  const cuda::CudnnConvShape s = some_conv_shape();
+  const cuda::CudaMath tf32 = cuda::cuda_math(DType::F32, F32Precision::High);
+  cuda::ConvAlgoChoice c;
+  c.algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  c.math = CUDNN_TENSOR_OP_MATH;
+  c.workspace = 4096;
+  c.ms = 0.125f;
+  std::string key;
+  {
+    cuda::ConvAlgoMemo first("NVIDIA H200", 90);
+    first.set_store(std::make_shared<DiskResultStore>(disk));
+    key = first.key(s, DType::F32, tf32);
+    EXPECT_FALSE(first.find(key));
+    first.keep(key, c);
+    EXPECT_TRUE(first.find(key));
+  }
+  cuda::ConvAlgoMemo next("NVIDIA H200", 90);
+  EXPECT_FALSE(next.find(key)) << "no store yet: nothing on disk is read";
+  next.set_store(std::make_shared<DiskResultStore>(disk));
+  std::optional<cuda::ConvAlgoChoice> got = next.find(key);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->algo, c.algo);
+  EXPECT_EQ(got->math, c.math);
+  EXPECT_EQ(got->workspace, c.workspace);
+  EXPECT_FLOAT_EQ(got->ms, c.ms);
+  cuda::ConvAlgoMemo other_device("NVIDIA H100 80GB HBM3", 90);
+  other_device.set_store(std::make_shared<DiskResultStore>(disk));
+  EXPECT_FALSE(other_device.find(other_device.key(s, DType::F32, tf32)));
+  EXPECT_FALSE(
+      next.find(next.key(s, DType::F32, cuda::cuda_math(DType::F32, F32Precision::Highest))));
+  // The store checks the key it finds inside an entry.
+  DiskResultStore store(disk);
+  store.put("shape a", "1 3 0 0.5");
+  EXPECT_EQ(store.get("shape a"), std::optional<std::string>("1 3 0 0.5"));
+  EXPECT_FALSE(store.get("shape b"));
+  const auto entry = [&](const std::string& k) {
+    return disk->entry_path(fusion::DiskCache::make_key({"cuda result", k}));
+  };
+  fs::copy_file(entry("shape a"), entry("shape b"), fs::copy_options::overwrite_existing);
+  EXPECT_FALSE(store.get("shape b")) << "another key's entry, read under this key";
+  fs::remove_all(dir);
 }
 
 // cuBLAS is opened on first use (no GPU needed to open it): every entry point resolves.

@@ -191,6 +191,7 @@ TEST(CudaDeviceMemory, ConvWithoutRoomForItsWorkspaceRunsALeanerAlgorithm) {
   for (const HostTensor& t : in) need += CachingAllocator::bucket(t.bytes());
   const std::string cap = std::to_string(need + 4 * kKiB);
   ScopedEnv env("HOTFUSE_CUDA_MAX_BYTES", cap.c_str());
+  ScopedEnv strict("HOTFUSE_F32_PRECISION", "highest");  // FMA math, compared with the CPU's
   cuda::CudaBackend b;
   DeviceInputs dev(b, in);
   {

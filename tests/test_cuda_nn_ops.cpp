@@ -21,6 +21,8 @@
 #include "tests/support/scoped_env.h"
 #if HF_HAVE_CUDA_BACKEND
 #include "runtime/cuda/caching_allocator.h"
+#include "runtime/cuda/conv_algo.h"
+#include "runtime/cuda/conv_cudnn.h"
 #include "runtime/cuda/conv_shape.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "tests/support/cuda_device.h"
@@ -240,6 +242,32 @@ TEST(CudaNnOps, F32ConvAndMatMulAtHighPrecisionStayWithinTheTf32Bound) {
   for (const ConvCase& c : kConvCases) expect_within_tf32_bound(conv(c.x, c.w, c.attrs, c.bias));
   expect_within_tf32_bound(one_node(
       "MatMul", "{}", input("a", "[3,64,256]") + "," + input("b", "[256,96]"), R"("a", "b")"));
+}
+
+// A Conv shape's algorithm is timed once (cuDNN's Find) and kept: the next plan of the same
+// shape takes the same algorithm without timing; without a memo the heuristics choose.
+TEST(CudaNnOps, ConvAlgorithmsAreMeasuredOnceAndKept) {
+  REQUIRE_CUDA_DEVICE();
+  Graph g = conv("[4,64,28,28]", "[64,64,3,3]", R"({"pads": [1,1,1,1]})", 64);
+  const Node& n = g.node(g.topo_order().front());
+  const ConvGeometry geo = conv_geometry(n, g.value(n.inputs[0]).shape, g.value(n.inputs[1]).shape);
+  auto h = static_cast<cudnnHandle_t>(gpu().cudnn("conv"));
+  cuda::ConvAlgoMemo memo(gpu().device().name, gpu().device().arch);
+  for (F32Precision p : {F32Precision::High, F32Precision::Highest}) {
+    ScopedEnv env("HOTFUSE_F32_PRECISION", p == F32Precision::High ? "high" : "highest");
+    cuda::CudnnConv first(h, geo, DType::F32, gpu().allocator(), "conv", &memo);
+    EXPECT_GE(first.measured_ms(), 0.0f) << "not measured";
+    const std::string key =
+        memo.key(cuda::cudnn_conv_shape(geo, "conv"), DType::F32, cuda::cuda_math(DType::F32, p));
+    std::optional<cuda::ConvAlgoChoice> kept = memo.find(key);
+    ASSERT_TRUE(kept);
+    EXPECT_EQ(kept->algo, first.algorithm());
+    cuda::CudnnConv again(h, geo, DType::F32, gpu().allocator(), "conv", &memo);
+    EXPECT_EQ(again.algorithm(), first.algorithm());
+    EXPECT_EQ(again.measured_ms(), first.measured_ms());
+    cuda::CudnnConv heuristic(h, geo, DType::F32, gpu().allocator(), "conv");
+    EXPECT_EQ(heuristic.measured_ms(), -1.0f);
+  }
 }
 
 TEST(CudaNnOps, ConvWorkspaceComesFromTheAllocatorAndGoesBack) {

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "runtime/cuda/caching_allocator.h"
+#include "runtime/cuda/conv_algo.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_math.h"
 #include "runtime/ir/error.h"
@@ -38,7 +39,7 @@ cudnnDataType_t cudnn_type(DType t, const std::string& node) {
 }  // namespace
 
 CudnnConv::CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAllocator& alloc,
-                     const std::string& node)
+                     const std::string& node, ConvAlgoMemo* memo)
     : h_(h), alloc_(alloc), node_(node) {
   const CudnnConvShape s = cudnn_conv_shape(g, node);
   const cudnnDataType_t t = cudnn_type(dt, node);
@@ -81,38 +82,60 @@ CudnnConv::CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAl
     cudnn_check(cudnnSetTensor4dDescriptor(y_, CUDNN_TENSOR_NCHW, t, s.n, s.m, s.oh, s.ow),
                 node + ": output descriptor");
 
-    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
-    int found = 0;
-    cudnn_check(cudnnGetConvolutionForwardAlgorithm_v7(
-                    h_, x_, w_, conv_, y_, static_cast<int>(perf.size()), &found, perf.data()),
-                node + ": cudnnGetConvolutionForwardAlgorithm_v7");
-    // Best first. A workspace the allocator cannot give (out of memory, or over
-    // HOTFUSE_CUDA_MAX_BYTES) moves on to the next algorithm rather than failing the plan.
-    bool chosen = false;
+    // A candidate set up: its math type on the descriptor (strict f32 keeps FMA math), its
+    // workspace sized and allocated. A workspace the allocator cannot give (out of memory,
+    // or over HOTFUSE_CUDA_MAX_BYTES) moves on to the next candidate rather than failing.
     int skipped = 0;
-    for (int i = 0; i < found && !chosen; ++i) {
-      const cudnnConvolutionFwdAlgoPerf_t& r = perf[i];
-      if (r.status != CUDNN_STATUS_SUCCESS || !conv_math_allowed(math, dt, r.mathType)) continue;
-      // The math type the heuristics rated, before sizing its workspace (strict f32 keeps
-      // FMA math on the descriptor).
+    auto take = [&](const cudnnConvolutionFwdAlgoPerf_t& r) -> std::optional<size_t> {
       if ((dt != DType::F32 || math.tf32) &&
           cudnnSetConvolutionMathType(conv_, r.mathType) != CUDNN_STATUS_SUCCESS)
-        continue;
+        return std::nullopt;
       size_t bytes = 0;
       if (cudnnGetConvolutionForwardWorkspaceSize(h_, x_, w_, conv_, y_, r.algo, &bytes) !=
           CUDNN_STATUS_SUCCESS)
-        continue;
+        return std::nullopt;
       void* ws = bytes ? alloc_.try_alloc(bytes) : nullptr;
       if (bytes && !ws) {
         ++skipped;
         note_ += (note_.empty() ? "" : ", ") + std::to_string(bytes) + " bytes for algorithm " +
                  std::to_string(static_cast<int>(r.algo));
-        continue;
+        return std::nullopt;
       }
-      algo_ = r.algo;
       ws_ = ws;
       ws_bytes_ = bytes;
-      chosen = true;
+      return bytes;
+    };
+    std::optional<ConvAlgoChoice> chosen;
+    // 1. Measured before, in this process or (through the memo's store) an earlier one.
+    const std::string key = memo ? memo->key(s, dt, math) : std::string();
+    const std::optional<ConvAlgoChoice> kept = memo ? memo->find(key) : std::nullopt;
+    if (kept) {
+      cudnnConvolutionFwdAlgoPerf_t r{};
+      r.algo = kept->algo;
+      r.mathType = kept->math;
+      r.time = kept->ms;
+      r.status = CUDNN_STATUS_SUCCESS;
+      chosen = pick_algorithm({&r, 1}, math, dt, take);
+    }
+    // 2. Measured now, on scratch buffers.
+    if (!chosen && memo && !kept) {
+      const std::vector<cudnnConvolutionFwdAlgoPerf_t> perf = measure();
+      chosen = pick_algorithm(perf, math, dt, take);
+      if (chosen) memo->keep(key, *chosen);
+    }
+    // 3. cuDNN's heuristics (nothing runs), best first.
+    if (!chosen) {
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+      int found = 0;
+      cudnn_check(cudnnGetConvolutionForwardAlgorithm_v7(
+                      h_, x_, w_, conv_, y_, static_cast<int>(perf.size()), &found, perf.data()),
+                  node + ": cudnnGetConvolutionForwardAlgorithm_v7");
+      chosen = pick_algorithm(std::span(perf).first(found), math, dt, take);
+      if (chosen) chosen->ms = -1;
+    }
+    if (chosen) {
+      algo_ = chosen->algo;
+      measured_ms_ = chosen->ms;
     }
     if (!chosen && skipped)  // out of memory, not unsupported: callers may degrade on it
       throw DeviceOutOfMemory(node + ": out of device memory for every cuDNN workspace (" + note_ +
@@ -125,6 +148,54 @@ CudnnConv::CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAl
     release();  // a throwing constructor runs no destructor
     throw;
   }
+}
+
+// Every algorithm cuDNN can run here, timed on scratch buffers (zeroed: timings must not
+// depend on stale data) with the largest workspace the allocator gives up to
+// kMaxFindWorkspace; fastest first. Empty when the scratch buffers do not fit or cuDNN fails:
+// the heuristics decide then.
+std::vector<cudnnConvolutionFwdAlgoPerf_t> CudnnConv::measure() {
+  constexpr size_t kMaxFindWorkspace = size_t(256) << 20;
+  constexpr size_t kMinFindWorkspace = size_t(1) << 20;
+  const CudnnConvShape& s = shape_;
+  const size_t bytes[3] = {size_t(s.n) * s.c * s.h * s.w * elem_bytes_,
+                           size_t(s.m) * s.cg * s.kh * s.kw * elem_bytes_,
+                           size_t(s.n) * s.m * s.oh * s.ow * elem_bytes_};
+  void* buf[3] = {};
+  void* ws = nullptr;
+  size_t ws_bytes = kMaxFindWorkspace;
+  auto release_scratch = [&] {
+    for (void* p : buf)
+      if (p) alloc_.free(p);
+    if (ws) alloc_.free(ws);
+  };
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+  int found = 0;
+  try {
+    cudaStream_t st = nullptr;
+    cudnn_check(cudnnGetStream(h_, &st), "cudnnGetStream");
+    for (int i = 0; i < 3; ++i) {
+      buf[i] = alloc_.try_alloc(bytes[i]);
+      if (!buf[i]) {
+        release_scratch();
+        return {};
+      }
+      cuda_check(cudaMemsetAsync(buf[i], 0, bytes[i], st), node_ + ": zeroing scratch buffers");
+    }
+    while (ws_bytes >= kMinFindWorkspace && !(ws = alloc_.try_alloc(ws_bytes))) ws_bytes /= 2;
+    if (!ws) ws_bytes = 0;
+    const cudnnStatus_t status = cudnnFindConvolutionForwardAlgorithmEx(
+        h_, x_, buf[0], w_, buf[1], conv_, y_, buf[2], static_cast<int>(perf.size()), &found,
+        perf.data(), ws, ws_bytes);
+    cuda_check(cudaStreamSynchronize(st), node_ + ": timing cuDNN's algorithms");
+    if (status != CUDNN_STATUS_SUCCESS) found = 0;
+  } catch (...) {
+    release_scratch();
+    throw;
+  }
+  release_scratch();
+  perf.resize(found);
+  return perf;
 }
 
 CudnnConv::~CudnnConv() {

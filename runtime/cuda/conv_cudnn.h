@@ -1,12 +1,12 @@
 // Conv2d through cuDNN's descriptor API (cudnnConvolutionForward; still in cuDNN 9's
 // libcudnn_cnn). Everything shape-dependent happens once, at plan time: descriptors, the
-// algorithm (cuDNN's heuristics, cudnnGetConvolutionForwardAlgorithm_v7: nothing runs, so
-// planning needs no buffers) and its workspace, from the backend's caching allocator.
-// Internal to runtime/cuda/.
+// algorithm (measured once per shape and kept: conv_algo.h; else cuDNN's heuristics) and
+// its workspace, from the backend's caching allocator. Internal to runtime/cuda/.
 #pragma once
 #include <cudnn.h>
 
 #include <string>
+#include <vector>
 
 #include "runtime/cuda/conv_shape.h"
 #include "runtime/ir/dtype.h"
@@ -14,6 +14,7 @@
 namespace hf::cuda {
 
 class CachingAllocator;
+class ConvAlgoMemo;
 
 // cuDNN's status as an hf::Error naming the call (and cuDNN's last error message).
 void cudnn_check(cudnnStatus_t s, const std::string& what);
@@ -25,8 +26,12 @@ class CudnnConv {
   // allocated wins: when the
   // device (or HOTFUSE_CUDA_MAX_BYTES) has no room for the preferred one, a leaner one runs
   // and `note()` says so.
+  // memo: where the algorithm measured for this shape is kept (conv_algo.h); with one, a
+  // shape it does not know is measured (cudnnFindConvolutionForwardAlgorithmEx) and the
+  // fastest usable algorithm kept; without one, or when measuring cannot run, cuDNN's
+  // heuristics choose.
   CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAllocator& alloc,
-            const std::string& node);
+            const std::string& node, ConvAlgoMemo* memo = nullptr);
   ~CudnnConv();
   CudnnConv(const CudnnConv&) = delete;
   CudnnConv& operator=(const CudnnConv&) = delete;
@@ -35,9 +40,12 @@ class CudnnConv {
   cudnnConvolutionFwdAlgo_t algorithm() const { return algo_; }
   size_t workspace_bytes() const { return ws_bytes_; }
   const std::string& note() const { return note_; }  // "" unless the algorithm was degraded
+  // The chosen algorithm's measured time (here or when it was kept), or -1: the heuristics'.
+  float measured_ms() const { return measured_ms_; }
 
  private:
   void release();  // frees the workspace and destroys the descriptors made so far
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> measure();
 
   cudnnHandle_t h_;
   CachingAllocator& alloc_;
@@ -52,6 +60,7 @@ class CudnnConv {
   size_t elem_bytes_ = 4;
   void* padded_ = nullptr;  // prepad: the zero-bordered input (the border is zeroed once)
   std::string note_;
+  float measured_ms_ = -1;
 };
 
 }  // namespace hf::cuda

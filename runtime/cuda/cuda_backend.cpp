@@ -6,6 +6,7 @@
 #include <cudnn.h>
 
 #include "runtime/cuda/caching_allocator.h"
+#include "runtime/cuda/conv_algo.h"
 #include "runtime/cuda/conv_cudnn.h"
 #include "runtime/cuda/cublas_api.h"
 #include "runtime/cuda/cuda_check.h"
@@ -161,6 +162,7 @@ CudaBackend::CudaBackend() {
   if (!s.usable) throw Error("no CUDA device: " + s.reason);
   alloc_ =
       std::make_unique<CachingAllocator>();  // first: a bad HOTFUSE_CUDA_MAX_BYTES leaks nothing
+  conv_algos_ = std::make_unique<ConvAlgoMemo>(s.name, s.arch);
   cuda_check(cudaSetDevice(s.device), "cudaSetDevice");
   cudaStream_t st = nullptr;
   cuda_check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -199,6 +201,10 @@ void* CudaBackend::cudnn(const std::string& node) {
   }
   cudnn_ = h;
   return cudnn_;
+}
+
+void CudaBackend::set_result_store(std::shared_ptr<ResultStore> store) {
+  conv_algos_->set_store(std::move(store));
 }
 
 CudaBackend::~CudaBackend() {

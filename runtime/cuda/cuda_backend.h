@@ -10,11 +10,13 @@
 #include <string>
 
 #include "runtime/cuda/device.h"
+#include "runtime/cuda/result_store.h"
 #include "runtime/exec/backend.h"
 
 namespace hf::cuda {
 
 class CachingAllocator;
+class ConvAlgoMemo;
 
 class CudaBackend final : public Backend {
  public:
@@ -37,6 +39,10 @@ class CudaBackend final : public Backend {
   // cudnnHandle_t on the stream, created by the first Conv planned (cuDNN loads its
   // sub-libraries then); hf::Error naming `node` when cuDNN cannot start.
   void* cudnn(const std::string& node);
+  // The cuDNN algorithms measured for this device's Conv shapes (conv_algo.h), kept for
+  // the process and, once a store is set, across processes.
+  ConvAlgoMemo& conv_algos() { return *conv_algos_; }
+  void set_result_store(std::shared_ptr<ResultStore> store);
 
  private:
   void* stream_ = nullptr;  // cudaStream_t
@@ -44,6 +50,7 @@ class CudaBackend final : public Backend {
   void* cudnn_ = nullptr;   // cudnnHandle_t
   std::mutex cudnn_mu_;
   std::unique_ptr<CachingAllocator> alloc_;
+  std::unique_ptr<ConvAlgoMemo> conv_algos_;
 };
 
 }  // namespace hf::cuda

@@ -23,7 +23,8 @@ cudaStream_t stream_of(const CudaBackend& b) {
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(CudaBackend& b, const ConvGeometry& g, DType dt, bool bias, const std::string& node)
-      : conv_(static_cast<cudnnHandle_t>(b.cudnn(node)), g, dt, b.allocator(), node),
+      : conv_(static_cast<cudnnHandle_t>(b.cudnn(node)), g, dt, b.allocator(), node,
+              &b.conv_algos()),
         bias_(bias),
         stream_(stream_of(b)),
         sms_(b.device().sm_count) {
