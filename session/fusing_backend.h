@@ -20,6 +20,11 @@ class FusingCpuBackend final : public WrappingBackend {
                    FusedRunHook hook = {})
       : WrappingBackend(base), base_(base), kernels_(kernels), hook_(std::move(hook)) {}
   std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) override;
+  // Fused kernels launch like the base's own: whatever the base does (the CPU: nothing).
+  std::unique_ptr<Recording> record(const std::function<void()>& enqueue,
+                                    std::string& why) override {
+    return base_.record(enqueue, why);
+  }
 
  private:
   cpu::CpuBackend& base_;

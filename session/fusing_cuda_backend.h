@@ -31,6 +31,11 @@ class FusingCudaBackend final : public WrappingBackend {
   FusingCudaBackend(cuda::CudaBackend& base, const fusion::KernelCache& kernels)
       : WrappingBackend(base), base_(base), kernels_(kernels) {}
   std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) override;
+  // Fused kernels are plain launches on the base's stream: recorded with the rest.
+  std::unique_ptr<Recording> record(const std::function<void()>& enqueue,
+                                    std::string& why) override {
+    return base_.record(enqueue, why);
+  }
 
  private:
   cuda::CudaBackend& base_;

@@ -220,6 +220,14 @@ int Session::kernels_now() const {
 size_t Session::peak_bytes_now() const {
   return current_->exec->plan().buffer_bytes();
 }
+bool Session::launches_recorded() const {
+  return current_->exec->replaying();
+}
+std::string Session::step_by_step_reason() const {
+  if (current_->exec->replaying()) return "";
+  const std::string& why = current_->exec->step_by_step_reason();
+  return why.empty() ? "not recorded yet" : why;
+}
 
 double Session::since_start(Clock::time_point t) const {
   return std::chrono::duration<double>(t - start_).count();

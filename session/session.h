@@ -216,6 +216,11 @@ class Session {
   int kernels_now() const;
   size_t peak_bytes_before() const { return peak_bytes_before_; }
   size_t peak_bytes_now() const;
+  // How untimed iterations of the plan in use are launched (Executor): recorded (one CUDA
+  // graph launch each), else why they run step by step ("not recorded yet" before a second
+  // untimed run of the plan).
+  bool launches_recorded() const;
+  std::string step_by_step_reason() const;
   double median_ms(Phase p) const;  // of the iterations in that phase; 0 when none
   // When the session was made: IterationRecord::start_s counts from here.
   std::chrono::steady_clock::time_point start_time() const { return start_; }

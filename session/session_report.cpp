@@ -76,7 +76,9 @@ json session_report(const Session& s, const ReportContext& ctx) {
                   {"regions_kept", kept},
                   {"regions_reverted", reverted},
                   {"regions_failed", failed},
-                  {"static_rewrites", s.static_rewrites()}};
+                  {"static_rewrites", s.static_rewrites()},
+                  {"launch", s.launches_recorded() ? "recorded" : "step by step"},
+                  {"launch_reason", s.step_by_step_reason()}};
 
   const MachinePeak& m = s.machine();
   json machine = {

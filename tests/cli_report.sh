@@ -35,6 +35,9 @@ assert s["kernels_after"] == 10 and s["compile_ms_total"] == 0, s
 s = json.load(open(f"{d}/off.json"))["summary"]
 assert s["f32_precision"] == "high", s
 assert json.load(open(f"{d}/highest.json"))["summary"]["f32_precision"] == "highest"
+# The CPU launches kernel by kernel and says why (CUDA records its iterations as graphs).
+assert s["launch"] == "step by step", s
+assert s["launch_reason"] == "cpu runs kernels as they are called", s
 assert s["fused_ms"] is None and s["speedup"] is None and s["kernels_after"] == 14, s
 # adaptive: the session's report (docs/report.md). --min-saving 0 and a long expected run
 # make the selection independent of this machine's timings.

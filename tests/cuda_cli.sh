@@ -29,6 +29,16 @@ if [ $rc = 0 ]; then
   out=$(HOTFUSE_CUDA_MAX_BYTES=lots "$run" "$graph" --backend cuda --fusion off 2>&1); rc=$?
   [ $rc = 2 ] && echo "$out" | grep -q "HOTFUSE_CUDA_MAX_BYTES='lots'" ||
     fail "HOTFUSE_CUDA_MAX_BYTES=lots: exit $rc: $out"
+  # Iterations as CUDA graphs (HOTFUSE_CUDA_GRAPHS, docs/cuda.md), said in the summary.
+  out=$("$run" "$graph" --backend cuda --fusion all --iters 3 --warmup 1 2>&1) || fail "graphs: $out"
+  echo "$out" | grep -q '^iterations launched as one CUDA graph each' || fail "not recorded: $out"
+  out=$(HOTFUSE_CUDA_GRAPHS=off "$run" "$graph" --backend cuda --fusion all --iters 3 --warmup 1 2>&1) ||
+    fail "HOTFUSE_CUDA_GRAPHS=off: $out"
+  echo "$out" | grep -q '^iterations launched kernel by kernel: HOTFUSE_CUDA_GRAPHS=off' ||
+    fail "HOTFUSE_CUDA_GRAPHS=off not said: $out"
+  out=$(HOTFUSE_CUDA_GRAPHS=maybe "$run" "$graph" --backend cuda --fusion off 2>&1); rc=$?
+  [ $rc = 2 ] && echo "$out" | grep -q "HOTFUSE_CUDA_GRAPHS='maybe': expected on or off" ||
+    fail "HOTFUSE_CUDA_GRAPHS=maybe: exit $rc: $out"
   echo "ok (GPU machine)"
   exit 0
 fi

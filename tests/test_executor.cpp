@@ -234,6 +234,148 @@ TEST(Executor, AReshapeOrBitCastOfADyingValueTakesItsBufferAndCopiesNothing) {
   EXPECT_EQ(copied, 1);
 }
 
+// ---- recorded iterations (Backend::record: CUDA graphs on a GPU) ----------------------------
+
+// The CPU backend with a stand-in for stream capture: while recording, each kernel call is
+// kept with the views it was given instead of running, and a launch runs the kept calls
+// with those views, as a CUDA graph replays its kernels with the pointers captured.
+class RecordingBackend final : public WrappingBackend {
+ public:
+  explicit RecordingBackend(Backend& inner) : WrappingBackend(inner) {}
+  struct Call {
+    Kernel* kernel;
+    std::vector<TensorView> in, out;
+  };
+  class Kept final : public Kernel {
+   public:
+    Kept(RecordingBackend& b, std::unique_ptr<Kernel> k) : b_(b), k_(std::move(k)) {}
+    void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+      if (!b_.capturing_) return k_->run(in, out);
+      b_.calls_.push_back({k_.get(), {in.begin(), in.end()}, {out.begin(), out.end()}});
+    }
+
+   private:
+    RecordingBackend& b_;
+    std::unique_ptr<Kernel> k_;
+  };
+  class Replay final : public Recording {
+   public:
+    Replay(RecordingBackend& b, std::vector<Call> calls) : b_(b), calls_(std::move(calls)) {}
+    void launch() override {
+      ++b_.launches;
+      for (Call& c : calls_) c.kernel->run(c.in, c.out);
+    }
+
+   private:
+    RecordingBackend& b_;
+    std::vector<Call> calls_;
+  };
+  std::unique_ptr<Kernel> make_kernel(const Graph& g, const Node& n) override {
+    return std::make_unique<Kept>(*this, inner().make_kernel(g, n));
+  }
+  std::unique_ptr<Recording> record(const std::function<void()>& enqueue,
+                                    std::string& why) override {
+    ++recordings;
+    if (fail) {
+      why = "a kernel that cannot be captured";
+      return nullptr;
+    }
+    capturing_ = true;
+    calls_.clear();
+    enqueue();
+    capturing_ = false;
+    return std::make_unique<Replay>(*this, std::move(calls_));
+  }
+  int recordings = 0, launches = 0;
+  bool fail = false;
+
+ private:
+  bool capturing_ = false;
+  std::vector<Call> calls_;
+};
+
+const char* kRecordedGraph = R"({
+    "inputs": [{"name": "x", "dtype": "f32", "shape": [8, 16]},
+               {"name": "w", "dtype": "f32", "shape": [16, 4]}],
+    "nodes": [
+      {"name": "e", "op": "Elemwise", "mode": "TANH", "inputs": ["x"]},
+      {"name": "m", "op": "MatMul", "inputs": ["e:0", "w"]},
+      {"name": "r", "op": "Elemwise", "mode": "RELU", "inputs": ["m:0"]}
+    ],
+    "outputs": ["r:0"]})";
+
+// Each run's output, from a step-by-step executor of its own (the reference).
+void expect_same_as_step_by_step(const Graph& g, std::span<const TensorView> in,
+                                 std::span<const TensorView> got) {
+  cpu::CpuBackend plain;
+  Executor ref(g, plain);
+  auto want = ref.run(in);
+  test::Mismatch m = test::compare(want[0], got[0], 0, 0);
+  EXPECT_EQ(m.index, -1) << "element " << m.index << ": " << m.expected << " vs " << m.actual;
+}
+
+TEST(ExecutorRecording, AfterTheFirstRunTheIterationIsRecordedOnceAndLaunched) {
+  Graph g = parse_graph_json(kRecordedGraph, "recorded.json");
+  cpu::CpuBackend cpu;
+  RecordingBackend b(cpu);
+  Executor exec(g, b);
+  std::vector<HostTensor> in = random_inputs(g, 3);
+  for (int run = 0; run < 5; ++run) {
+    // New values at the same addresses: a launch reads them as the steps would.
+    static_cast<float*>(in[0].data())[run] += 1.0f;
+    auto out = exec.run(views(in));
+    expect_same_as_step_by_step(g, views(in), out);
+    EXPECT_EQ(exec.replaying(), run >= 1);
+  }
+  EXPECT_EQ(b.recordings, 1);
+  EXPECT_EQ(b.launches, 4);
+  EXPECT_EQ(exec.step_by_step_reason(), "");
+}
+
+TEST(ExecutorRecording, InputsAtNewAddressesAreRecordedAgainUpToALimit) {
+  Graph g = parse_graph_json(kRecordedGraph, "recorded.json");
+  cpu::CpuBackend cpu;
+  RecordingBackend b(cpu);
+  Executor exec(g, b);
+  // Two sets of inputs with different values: launching a recording made for the other
+  // set would give the other set's results.
+  std::vector<HostTensor> a = random_inputs(g, 1), c = random_inputs(g, 2);
+  for (int run = 0; run < 2 * Executor::kMaxRecordings + 2; ++run) {
+    const std::vector<HostTensor>& in = run % 2 ? c : a;
+    auto out = exec.run(views(in));
+    expect_same_as_step_by_step(g, views(in), out);
+  }
+  EXPECT_EQ(b.recordings, Executor::kMaxRecordings);
+  EXPECT_FALSE(exec.replaying());
+  EXPECT_NE(exec.step_by_step_reason().find("inputs moved"), std::string::npos)
+      << exec.step_by_step_reason();
+}
+
+TEST(ExecutorRecording, TimedRunsRunStepByStepAndAFailedRecordingSaysWhy) {
+  Graph g = parse_graph_json(kRecordedGraph, "recorded.json");
+  cpu::CpuBackend cpu;
+  RecordingBackend b(cpu);
+  Executor exec(g, b);
+  std::vector<HostTensor> in = random_inputs(g, 3);
+  struct Count : StepObserver {
+    int steps = 0;
+    void on_step(size_t, double) override { ++steps; }
+  } timed;
+  for (int run = 0; run < 3; ++run) exec.run(views(in), &timed);
+  EXPECT_EQ(b.recordings, 0);
+  EXPECT_EQ(timed.steps, 3 * static_cast<int>(exec.plan().steps().size()));
+  b.fail = true;
+  for (int run = 0; run < 3; ++run) expect_same_as_step_by_step(g, views(in), exec.run(views(in)));
+  EXPECT_EQ(b.recordings, 1) << "a failed recording is not tried again";
+  EXPECT_EQ(exec.step_by_step_reason(), "a kernel that cannot be captured");
+  // The CPU backend itself records nothing, and says why.
+  Executor plain(g, cpu);
+  plain.run(views(in));
+  plain.run(views(in));
+  EXPECT_FALSE(plain.replaying());
+  EXPECT_EQ(plain.step_by_step_reason(), "cpu runs kernels as they are called");
+}
+
 TEST(Executor, OutputsThatAreInputsAndUnusedValues) {
   const char* text = R"({
     "inputs": [{"name": "x", "dtype": "f32", "shape": [7]}],

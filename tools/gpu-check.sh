@@ -10,7 +10,8 @@
 #              hotfuse --fusion all against a device-to-device copy, torch eager and
 #              torch.compile in the same run (bench/gpu_peers.py, the machine's PyTorch)
 #   models     ResNet-18 and MobileNetV2 exported there at opset 17, hotfuse off (TF32 and
-#              FP32 math) and adaptive against torch eager and torch.compile
+#              FP32 math, CUDA graphs on and off) and adaptive against torch eager and
+#              torch.compile
 #              (bench/gpu_models.py), and --check against PyTorch's FP32 outputs
 # Results go to $OUT (else /tmp/hfgpu-out), at most 8 files: env.txt tests.log cli.log
 # examples.log workloads.log models.log summary.txt. The last lines printed are the summary.
@@ -102,12 +103,15 @@ models)
     [ -f "$m" ] || continue
     # TF32 (HOTFUSE_F32_PRECISION=high, the default) and FP32 math (highest), unfused, then
     # adaptive at the default.
-    for run in "off high" "off highest" "adaptive high"; do
+    # CUDA graphs on (the default) and off: the launch overhead per iteration.
+    for run in "off high on" "off high off" "off highest on" "adaptive high on"; do
       set -- $run
-      step 120 models.log "$n $1 $2" env HOTFUSE_CUPTI_LIB=/nonexistent/libcupti.so HOTFUSE_F32_PRECISION=$2 \
+      step 120 models.log "$n $1 $2 graphs=$3" env HOTFUSE_CUPTI_LIB=/nonexistent/libcupti.so \
+        HOTFUSE_F32_PRECISION=$2 HOTFUSE_CUDA_GRAPHS=$3 \
         "$bin/hotfuse-run" "$m" --backend cuda --fusion $1 --iters 30 --warmup 5 --sync-compile
-      grep -A400 "^=== $n $1 $2\$" "$OUT/models.log" | grep -m1 -E '^kernels |^nothing fused|^hotfuse-run: [^C]' |
-        sed "s/^/    $2: /" | tee -a "$summary"
+      grep -A400 "^=== $n $1 $2 graphs=$3\$" "$OUT/models.log" |
+        grep -E '^kernels |^nothing fused|^hotfuse-run: [^C]|^iterations launched' | head -2 |
+        sed "s/^/    $2 graphs=$3: /" | tee -a "$summary"
     done
     # Against PyTorch's FP32 CPU output: how much of --check's tolerance each math uses.
     [ -f "$d/test_data_set_0/output_0.pb" ] || continue

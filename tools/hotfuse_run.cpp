@@ -167,6 +167,17 @@ void print_summary(const Session& s, double worst) {
             << " bytes; " << checked << "\n";
 }
 
+// On a backend that records iterations (CUDA graphs): whether the final plan's were.
+void print_launch(const Session& s, bool records) {
+  if (!records) return;
+  if (s.launches_recorded())
+    std::cout << "iterations launched as one CUDA graph each (HOTFUSE_CUDA_GRAPHS=off: kernel "
+                 "by kernel)\n";
+  else
+    std::cout << "iterations launched kernel by kernel: " << printable(s.step_by_step_reason())
+              << "\n";
+}
+
 // How long iterations took in each phase, and when the session settled.
 void print_phases(const Session& s, std::chrono::steady_clock::time_point process_start) {
   std::cout << "\nphases (ms per iteration, wall time of run(); max over the unfused median):\n";
@@ -325,6 +336,7 @@ int run(const Options& o, std::chrono::steady_clock::time_point process_start) {
           check_outputs(graphs[k], download(backend, reference.run(in[k]->views)), outputs[k]));
     }
   print_summary(session, worst);
+  print_launch(session, backend.name() == "cuda");
   nlohmann::json report = session_report(session, {o.graph, o.iters});
   report["shapes"] = shapes_report(sessions.shapes(), sessions.capacity());
   if (!o.report.empty()) write_report(o.report, report);

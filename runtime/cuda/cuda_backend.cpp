@@ -4,6 +4,7 @@
 
 #include <cublas_v2.h>
 #include <cudnn.h>
+#include <cstdlib>
 
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/conv_algo.h"
@@ -162,6 +163,7 @@ CudaBackend::CudaBackend() {
   if (!s.usable) throw Error("no CUDA device: " + s.reason);
   alloc_ =
       std::make_unique<CachingAllocator>();  // first: a bad HOTFUSE_CUDA_MAX_BYTES leaks nothing
+  graphs_ = cuda_graphs_enabled();  // before anything is created: a bad value leaks nothing
   conv_algos_ = std::make_unique<ConvAlgoMemo>(s.name, s.arch);
   cuda_check(cudaSetDevice(s.device), "cudaSetDevice");
   cudaStream_t st = nullptr;
@@ -201,6 +203,68 @@ void* CudaBackend::cudnn(const std::string& node) {
   }
   cudnn_ = h;
   return cudnn_;
+}
+
+bool cuda_graphs_enabled() {
+  const char* v = std::getenv("HOTFUSE_CUDA_GRAPHS");
+  const std::string value = v ? v : "";
+  if (value.empty() || value == "on") return true;
+  if (value == "off") return false;
+  throw Error("HOTFUSE_CUDA_GRAPHS='" + value + "': expected on or off");
+}
+
+namespace {
+
+class GraphRecording final : public Recording {
+ public:
+  GraphRecording(cudaGraphExec_t exec, cudaStream_t stream) : exec_(exec), stream_(stream) {}
+  ~GraphRecording() override { cudaGraphExecDestroy(exec_); }
+  void launch() override { cuda_check(cudaGraphLaunch(exec_, stream_), "cudaGraphLaunch"); }
+
+ private:
+  cudaGraphExec_t exec_;
+  cudaStream_t stream_;
+};
+
+}  // namespace
+
+std::unique_ptr<Recording> CudaBackend::record(const std::function<void()>& enqueue,
+                                               std::string& why) {
+  if (!graphs_) {
+    why = "HOTFUSE_CUDA_GRAPHS=off";
+    return nullptr;
+  }
+  cudaStream_t st = as_stream(stream_);
+  // Thread-local: another thread's CUDA calls (the compile worker loading modules) neither
+  // break the capture nor get captured.
+  cudaError_t e = cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    why = std::string("cudaStreamBeginCapture: ") + cudaGetErrorString(e);
+    return nullptr;
+  }
+  std::string failed;
+  try {
+    enqueue();
+  } catch (const std::exception& ex) {  // a kernel that cannot be captured
+    failed = ex.what();
+  }
+  cudaGraph_t graph = nullptr;
+  e = cudaStreamEndCapture(st, &graph);
+  if (failed.empty() && e != cudaSuccess)
+    failed = std::string("cudaStreamEndCapture: ") + cudaGetErrorString(e);
+  cudaGraphExec_t exec = nullptr;
+  if (failed.empty()) {
+    e = cudaGraphInstantiate(&exec, graph, 0);
+    if (e != cudaSuccess) failed = std::string("cudaGraphInstantiate: ") + cudaGetErrorString(e);
+  }
+  if (graph) cudaGraphDestroy(graph);
+  if (!failed.empty()) {
+    cudaGetLastError();  // a failed capture is not a fault of the device: clear it
+    why = "capturing the iteration as a CUDA graph failed: " + failed;
+    return nullptr;
+  }
+  return std::make_unique<GraphRecording>(exec, st);
 }
 
 void CudaBackend::set_result_store(std::shared_ptr<ResultStore> store) {

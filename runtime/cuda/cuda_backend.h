@@ -32,6 +32,11 @@ class CudaBackend final : public Backend {
   void sync() override;  // cudaStreamSynchronize; reports faults of earlier kernels
   void upload(void* dst, const void* src, size_t bytes) override;
   void download(void* dst, const void* src, size_t bytes) override;
+  // The iteration captured from the stream as a CUDA graph (cudaStreamBeginCapture), one
+  // cudaGraphLaunch per iteration; nullptr with the reason under HOTFUSE_CUDA_GRAPHS=off or
+  // when a kernel cannot be captured.
+  std::unique_ptr<Recording> record(const std::function<void()>& enqueue,
+                                    std::string& why) override;
 
   void* stream() const { return stream_; }  // cudaStream_t
   const DeviceStatus& device() const { return device_status(); }
@@ -51,6 +56,11 @@ class CudaBackend final : public Backend {
   std::mutex cudnn_mu_;
   std::unique_ptr<CachingAllocator> alloc_;
   std::unique_ptr<ConvAlgoMemo> conv_algos_;
+  bool graphs_ = true;  // HOTFUSE_CUDA_GRAPHS
 };
+
+// HOTFUSE_CUDA_GRAPHS: on (default, also when unset) or off; hf::Error naming the variable
+// for anything else.
+bool cuda_graphs_enabled();
 
 }  // namespace hf::cuda

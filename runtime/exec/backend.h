@@ -5,8 +5,10 @@
 // (where it may precompute anything shape-dependent) and run every iteration.
 #pragma once
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "runtime/ir/graph.h"
@@ -19,6 +21,14 @@ class Kernel {
   virtual ~Kernel() = default;
   // Views carry the node's value shapes and dtypes and are contiguous.
   virtual void run(std::span<const TensorView> inputs, std::span<const TensorView> outputs) = 0;
+};
+
+// An iteration's launches, recorded once and launched again as a whole, with the data
+// pointers they had when recorded (CUDA graphs: one launch instead of one per kernel).
+class Recording {
+ public:
+  virtual ~Recording() = default;
+  virtual void launch() = 0;  // asynchronous, like the kernels it replays
 };
 
 class Backend {
@@ -38,6 +48,15 @@ class Backend {
   // Whether kernels read host memory directly: a plan then reads a constant's shared values
   // (ConstantData: imported weights) in place instead of copying them into its buffers.
   virtual bool reads_host_memory() const { return false; }
+  // Records what `enqueue` issues (each step's Kernel::run) without running it, for
+  // Recording::launch. nullptr, with the reason in `why`, when this backend does not record
+  // (the default: kernels that run as they are called gain nothing) or recording failed.
+  virtual std::unique_ptr<Recording> record(const std::function<void()>& enqueue,
+                                            std::string& why) {
+    (void)enqueue;
+    why = std::string(name()) + " runs kernels as they are called";
+    return nullptr;
+  }
 };
 
 // A backend that makes its own kernels (fused ones, timed or traced ones) and leaves memory,
@@ -54,6 +73,14 @@ class WrappingBackend : public Backend {
     inner_.download(dst, src, bytes);
   }
   bool reads_host_memory() const override { return inner_.reads_host_memory(); }
+  // Wrapped kernels that time or trace each step run step by step; a wrapper whose kernels
+  // are plain launches on the inner backend (fused kernels) forwards to inner().record.
+  std::unique_ptr<Recording> record(const std::function<void()>& enqueue,
+                                    std::string& why) override {
+    (void)enqueue;
+    why = "its kernels are timed or traced step by step";
+    return nullptr;
+  }
 
  protected:
   Backend& inner() const { return inner_; }

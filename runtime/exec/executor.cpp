@@ -33,20 +33,53 @@ std::span<const TensorView> Executor::run(std::span<const TensorView> inputs,
   }
   using Clock = std::chrono::steady_clock;
   auto& steps = plan_.steps();
-  for (size_t s = 0; s < steps.size(); ++s) {
-    Step& st = steps[s];
-    if (!observer) {
+  if (observer) {
+    for (size_t s = 0; s < steps.size(); ++s) {
+      Step& st = steps[s];
+      auto t0 = Clock::now();
       st.kernel->run(st.inputs, st.outputs);
-      continue;
+      backend_.sync();
+      observer->on_step(s, std::chrono::duration<double>(Clock::now() - t0).count());
     }
-    auto t0 = Clock::now();
-    st.kernel->run(st.inputs, st.outputs);
-    backend_.sync();
-    observer->on_step(s, std::chrono::duration<double>(Clock::now() - t0).count());
+  } else if (!launch_recording(inputs)) {
+    run_steps();
   }
   backend_.sync();
+  ++runs_;
   for (size_t i = 0; i < outputs_.size(); ++i) outputs_[i] = plan_.output(i);
   return outputs_;
+}
+
+void Executor::run_steps() {
+  for (Step& st : plan_.steps()) st.kernel->run(st.inputs, st.outputs);
+}
+
+// The recording of this iteration, launched; false when the steps are to run one by one.
+// The first run is never recorded: kernels set themselves up lazily on it.
+bool Executor::launch_recording(std::span<const TensorView> inputs) {
+  if (runs_ == 0 || !step_by_step_.empty()) return false;
+  std::vector<const void*> ptrs;
+  for (const TensorView& t : inputs) ptrs.push_back(t.data);
+  if (recording_ && ptrs == recorded_inputs_) {
+    recording_->launch();
+    return true;
+  }
+  recording_.reset();
+  if (recordings_ == kMaxRecordings) {
+    step_by_step_ = "the inputs moved to other addresses after " + std::to_string(kMaxRecordings) +
+                    " recordings of the iteration";
+    return false;
+  }
+  ++recordings_;
+  std::string why;
+  recording_ = backend_.record([this] { run_steps(); }, why);
+  if (!recording_) {
+    step_by_step_ = why.empty() ? std::string("recording failed") : why;
+    return false;
+  }
+  recorded_inputs_ = std::move(ptrs);
+  recording_->launch();
+  return true;
 }
 
 }  // namespace hf

@@ -1,7 +1,15 @@
 // Runs a Plan: binds the caller's inputs, runs every step, optionally timing each one.
+//
+// Untimed iterations after the first are recorded once where the backend records
+// (Backend::record: CUDA graphs) and launched as one recording from then on. A recording
+// holds the data pointers of its iteration: inputs at other addresses record it again, up
+// to kMaxRecordings times; after that, or if recording fails, steps run one by one.
 #pragma once
 #include <chrono>
+#include <memory>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "runtime/exec/plan.h"
 
@@ -31,11 +39,24 @@ class Executor {
   const Graph& graph() const { return graph_; }
   Plan& plan() { return plan_; }
 
+  static constexpr int kMaxRecordings = 4;
+  // Whether untimed iterations launch a recording now.
+  bool replaying() const { return recording_ != nullptr; }
+  // Why untimed iterations run step by step ("" while recording may still come or is in use).
+  const std::string& step_by_step_reason() const { return step_by_step_; }
+
  private:
+  void run_steps();
+  bool launch_recording(std::span<const TensorView> inputs);
+
   const Graph& graph_;
   Backend& backend_;
   Plan plan_;
   std::vector<TensorView> outputs_;
+  int runs_ = 0, recordings_ = 0;
+  std::unique_ptr<Recording> recording_;
+  std::vector<const void*> recorded_inputs_;
+  std::string step_by_step_;
 };
 
 }  // namespace hf
