@@ -126,6 +126,12 @@ TEST(CudnnConvShape, SizesBeyondIntNameTheNode) {
 
 // ---- with a GPU ---------------------------------------------------------------------------
 
+HostTensor downloaded(cuda::CudaBackend& b, const TensorView& v) {
+  HostTensor h(v.dtype, v.shape);
+  b.download(h.data(), v.data, h.bytes());
+  return h;
+}
+
 // `g` on the CPU backend and on the GPU (inputs uploaded, outputs downloaded), twice on
 // the same plan; every output within `tol` (default: the device tolerance of the dtype).
 void expect_cuda_matches_cpu(const Graph& g, Tolerance tol, uint64_t seed = 7) {
@@ -143,9 +149,7 @@ void expect_cuda_matches_cpu(const Graph& g, Tolerance tol, uint64_t seed = 7) {
       b.sync();
       ASSERT_EQ(res.size(), want.size());
       for (size_t i = 0; i < res.size(); ++i) {
-        HostTensor got(res[i].dtype, res[i].shape);
-        b.download(got.data(), res[i].data, got.bytes());
-        Mismatch m = compare(want[i].view(), got.view(), tol);
+        Mismatch m = compare(want[i].view(), downloaded(b, res[i]).view(), tol);
         EXPECT_EQ(m.index, -1) << "iteration " << iter << " output " << i << " element " << m.index
                                << ": cpu " << m.expected << ", cuda " << m.actual;
       }
@@ -217,11 +221,8 @@ void expect_within_tf32_bound(const Graph& g) {
   DeviceInputs dev(b, in);
   Executor exec(g, b);
   std::span<const TensorView> res = exec.run(dev.views);
-  b.sync();
-  ASSERT_EQ(res.size(), want.size());
   for (size_t i = 0; i < res.size(); ++i) {
-    HostTensor got(res[i].dtype, res[i].shape);
-    b.download(got.data(), res[i].data, got.bytes());
+    const HostTensor got = downloaded(b, res[i]);
     const float* w = static_cast<const float*>(want[i].data());
     const float* m = static_cast<const float*>(mag[i].data());
     const float* d = static_cast<const float*>(got.data());
