@@ -204,6 +204,7 @@ class CorrelatedKernel final : public Kernel {
     }
     tracer_.pop();
   }
+  void after_iteration() override { inner_->after_iteration(); }
 
  private:
   std::unique_ptr<Kernel> inner_;

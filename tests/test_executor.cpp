@@ -253,6 +253,7 @@ class RecordingBackend final : public WrappingBackend {
       if (!b_.capturing_) return k_->run(in, out);
       b_.calls_.push_back({k_.get(), {in.begin(), in.end()}, {out.begin(), out.end()}});
     }
+    void after_iteration() override { k_->after_iteration(); }
 
    private:
     RecordingBackend& b_;
@@ -374,6 +375,65 @@ TEST(ExecutorRecording, TimedRunsRunStepByStepAndAFailedRecordingSaysWhy) {
   plain.run(views(in));
   EXPECT_FALSE(plain.replaying());
   EXPECT_EQ(plain.step_by_step_reason(), "cpu runs kernels as they are called");
+}
+
+// Kernels that check on the host what their launch found (CUDA's Gather) do it once the
+// iteration has finished, in step order, timed or not, recorded or not; what they throw is
+// the run's error.
+TEST(ExecutorRecording, KernelsCheckTheirLaunchesAfterTheIteration) {
+  Graph g = parse_graph_json(kRecordedGraph, "recorded.json");
+  cpu::CpuBackend cpu;
+  std::vector<std::string> log;
+  std::string fail_at;
+  struct Checked final : Kernel {
+    Checked(std::unique_ptr<Kernel> k, std::string name, std::vector<std::string>& log,
+            std::string& fail_at)
+        : k_(std::move(k)), name_(std::move(name)), log_(log), fail_at_(fail_at) {}
+    void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+      log_.push_back("run " + name_);
+      k_->run(in, out);
+    }
+    void after_iteration() override {
+      log_.push_back("check " + name_);
+      if (fail_at_ == name_) throw Error(name_ + ": index 9 is out of range");
+    }
+    std::unique_ptr<Kernel> k_;
+    std::string name_;
+    std::vector<std::string>& log_;
+    std::string& fail_at_;
+  };
+  struct CheckingBackend final : WrappingBackend {
+    CheckingBackend(Backend& inner, std::vector<std::string>& log, std::string& fail_at)
+        : WrappingBackend(inner), log_(log), fail_at_(fail_at) {}
+    std::unique_ptr<Kernel> make_kernel(const Graph& gr, const Node& n) override {
+      return std::make_unique<Checked>(inner().make_kernel(gr, n), n.name, log_, fail_at_);
+    }
+    std::vector<std::string>& log_;
+    std::string& fail_at_;
+  } checking(cpu, log, fail_at);
+  RecordingBackend b(checking);  // records the checking kernels' launches
+  Executor exec(g, b);
+  std::vector<HostTensor> in = random_inputs(g, 3);
+  struct Nothing : StepObserver {
+    void on_step(size_t, double) override {}
+  } timed;
+  const std::vector<std::string> one = {"run e", "run m", "run r", "check e", "check m", "check r"};
+  exec.run(views(in), &timed);  // timed
+  EXPECT_EQ(log, one);
+  log.clear();
+  exec.run(views(in));  // recorded, then launched
+  EXPECT_EQ(log, one);
+  log.clear();
+  exec.run(views(in));  // the recording launched
+  EXPECT_TRUE(exec.replaying());
+  EXPECT_EQ(log, one);
+  fail_at = "m";
+  try {
+    exec.run(views(in));
+    ADD_FAILURE() << "the check's error was lost";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "m: index 9 is out of range");
+  }
 }
 
 TEST(Executor, OutputsThatAreInputsAndUnusedValues) {

@@ -15,6 +15,7 @@ class EventKernel final : public Kernel {
     inner_->run(in, out);
     cuda_check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
   }
+  void after_iteration() override { inner_->after_iteration(); }
 
  private:
   std::unique_ptr<Kernel> inner_;

@@ -133,9 +133,10 @@ class ConcatKernel final : public Kernel {
   std::vector<size_t> rows_;
 };
 
-// Gather: an index out of range cannot throw in a kernel; the kernel flags it and run()
-// reads the flag back, so the error names the node as the CPU's does. That read is a
-// synchronisation per run (a few microseconds), the price of not returning garbage.
+// Gather: an index out of range cannot throw in a kernel; the kernel flags it and, once the
+// iteration has finished, after_iteration() reads the flag back, so the error names the
+// node as the CPU's does. run() only enqueues (the flag's reset and the kernel), so an
+// iteration with a Gather can be captured as a CUDA graph.
 class GatherKernel final : public Kernel {
  public:
   GatherKernel(CudaBackend& b, GatherParams p, std::string node)
@@ -150,10 +151,10 @@ class GatherKernel final : public Kernel {
     cuda_check(cudaMemsetAsync(p_.bad, 0, 2 * sizeof(unsigned long long), stream_),
                "cudaMemsetAsync (Gather flag)");
     launch_gather(p_, stream_, sms_);
+  }
+  void after_iteration() override {
     unsigned long long bad[2] = {};
-    cuda_check(cudaMemcpyAsync(bad, p_.bad, sizeof bad, cudaMemcpyDeviceToHost, stream_),
-               "cudaMemcpyAsync (Gather flag)");
-    cuda_check(cudaStreamSynchronize(stream_), node_ + ": Gather");
+    cuda_check(cudaMemcpy(bad, p_.bad, sizeof bad, cudaMemcpyDeviceToHost), node_ + ": Gather");
     if (bad[0])
       throw Error(node_ + ": index " + std::to_string(static_cast<long long>(bad[1])) +
                   " is out of range for an axis of size " + std::to_string(p_.dim));

@@ -21,6 +21,11 @@ class Kernel {
   virtual ~Kernel() = default;
   // Views carry the node's value shapes and dtypes and are contiguous.
   virtual void run(std::span<const TensorView> inputs, std::span<const TensorView> outputs) = 0;
+  // Called in step order once the iteration's work has finished (after Backend::sync): a
+  // kernel that checks what its launch found on the host (an index out of range) does it
+  // here, so run() only enqueues and can be recorded (Backend::record). Kernels that wrap
+  // another forward it.
+  virtual void after_iteration() {}
 };
 
 // An iteration's launches, recorded once and launched again as a whole, with the data

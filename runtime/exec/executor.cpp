@@ -45,6 +45,7 @@ std::span<const TensorView> Executor::run(std::span<const TensorView> inputs,
     run_steps();
   }
   backend_.sync();
+  for (Step& st : steps) st.kernel->after_iteration();
   ++runs_;
   for (size_t i = 0; i < outputs_.size(); ++i) outputs_[i] = plan_.output(i);
   return outputs_;

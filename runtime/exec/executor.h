@@ -1,4 +1,6 @@
-// Runs a Plan: binds the caller's inputs, runs every step, optionally timing each one.
+// Runs a Plan: binds the caller's inputs, runs every step, optionally timing each one,
+// and once the iteration has finished lets each kernel check what it found
+// (Kernel::after_iteration).
 //
 // Untimed iterations after the first are recorded once where the backend records
 // (Backend::record: CUDA graphs) and launched as one recording from then on. A recording
