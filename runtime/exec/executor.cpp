@@ -59,9 +59,13 @@ void Executor::run_steps() {
 // The first run is never recorded: kernels set themselves up lazily on it.
 bool Executor::launch_recording(std::span<const TensorView> inputs) {
   if (runs_ == 0 || !step_by_step_.empty()) return false;
-  std::vector<const void*> ptrs;
-  for (const TensorView& t : inputs) ptrs.push_back(t.data);
-  if (recording_ && ptrs == recorded_inputs_) {
+  auto recorded_with = [&] {  // compared in place: a launch allocates nothing
+    if (recorded_inputs_.size() != inputs.size()) return false;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i].data != recorded_inputs_[i]) return false;
+    return true;
+  };
+  if (recording_ && recorded_with()) {
     recording_->launch();
     return true;
   }
@@ -78,7 +82,8 @@ bool Executor::launch_recording(std::span<const TensorView> inputs) {
     step_by_step_ = why.empty() ? std::string("recording failed") : why;
     return false;
   }
-  recorded_inputs_ = std::move(ptrs);
+  recorded_inputs_.clear();
+  for (const TensorView& t : inputs) recorded_inputs_.push_back(t.data);
   recording_->launch();
   return true;
 }
