@@ -305,6 +305,14 @@ const char* kRecordedGraph = R"({
     ],
     "outputs": ["r:0"]})";
 
+// The graph above on the CPU backend through a RecordingBackend.
+struct Recorded {
+  Graph g = parse_graph_json(kRecordedGraph, "recorded.json");
+  cpu::CpuBackend cpu;
+  RecordingBackend b{cpu};
+  Executor exec{g, b};
+};
+
 // Each run's output, from a step-by-step executor of its own (the reference).
 void expect_same_as_step_by_step(const Graph& g, std::span<const TensorView> in,
                                  std::span<const TensorView> got) {
@@ -316,10 +324,8 @@ void expect_same_as_step_by_step(const Graph& g, std::span<const TensorView> in,
 }
 
 TEST(ExecutorRecording, AfterTheFirstRunTheIterationIsRecordedOnceAndLaunched) {
-  Graph g = parse_graph_json(kRecordedGraph, "recorded.json");
-  cpu::CpuBackend cpu;
-  RecordingBackend b(cpu);
-  Executor exec(g, b);
+  Recorded r;
+  auto& [g, cpu, b, exec] = r;
   std::vector<HostTensor> in = random_inputs(g, 3);
   for (int run = 0; run < 5; ++run) {
     // New values at the same addresses: a launch reads them as the steps would.
@@ -334,10 +340,8 @@ TEST(ExecutorRecording, AfterTheFirstRunTheIterationIsRecordedOnceAndLaunched) {
 }
 
 TEST(ExecutorRecording, InputsAtNewAddressesAreRecordedAgainUpToALimit) {
-  Graph g = parse_graph_json(kRecordedGraph, "recorded.json");
-  cpu::CpuBackend cpu;
-  RecordingBackend b(cpu);
-  Executor exec(g, b);
+  Recorded r;
+  auto& [g, cpu, b, exec] = r;
   // Two sets of inputs with different values: launching a recording made for the other
   // set would give the other set's results.
   std::vector<HostTensor> a = random_inputs(g, 1), c = random_inputs(g, 2);
@@ -353,10 +357,8 @@ TEST(ExecutorRecording, InputsAtNewAddressesAreRecordedAgainUpToALimit) {
 }
 
 TEST(ExecutorRecording, TimedRunsRunStepByStepAndAFailedRecordingSaysWhy) {
-  Graph g = parse_graph_json(kRecordedGraph, "recorded.json");
-  cpu::CpuBackend cpu;
-  RecordingBackend b(cpu);
-  Executor exec(g, b);
+  Recorded r;
+  auto& [g, cpu, b, exec] = r;
   std::vector<HostTensor> in = random_inputs(g, 3);
   struct Count : StepObserver {
     int steps = 0;

@@ -23,9 +23,8 @@ class CudnnConv {
  public:
   // f32 runs TF32 or FMA math by HOTFUSE_F32_PRECISION (cuda_math.h, as MatMul); f16/bf16
   // may use tensor cores, all accumulate in f32. The first algorithm whose workspace can be
-  // allocated wins: when the
-  // device (or HOTFUSE_CUDA_MAX_BYTES) has no room for the preferred one, a leaner one runs
-  // and `note()` says so.
+  // allocated wins: when the device (or HOTFUSE_CUDA_MAX_BYTES) has no room for the
+  // preferred one, a leaner one runs and `note()` says so.
   // memo: where the algorithm measured for this shape is kept (conv_algo.h); with one, a
   // shape it does not know is measured (cudnnFindConvolutionForwardAlgorithmEx) and the
   // fastest usable algorithm kept; without one, or when measuring cannot run, cuDNN's

@@ -26,6 +26,16 @@ cudaStream_t as_stream(void* s) {
   return static_cast<cudaStream_t>(s);
 }
 
+// HOTFUSE_CUDA_GRAPHS: on (default, also when unset) or off; hf::Error naming the variable
+// for anything else.
+bool cuda_graphs_enabled() {
+  const char* v = std::getenv("HOTFUSE_CUDA_GRAPHS");
+  const std::string value = v ? v : "";
+  if (value.empty() || value == "on") return true;
+  if (value == "off") return false;
+  throw Error("HOTFUSE_CUDA_GRAPHS='" + value + "': expected on or off");
+}
+
 // The element strides of `v` read as `to` (broadcast: 0 on expanded axes), as EwParams wants.
 void set_strides(i64* dst, const Shape& own, const Shape& to) {
   TensorView v = contiguous_view(nullptr, DType::F32, own);
@@ -203,14 +213,6 @@ void* CudaBackend::cudnn(const std::string& node) {
   }
   cudnn_ = h;
   return cudnn_;
-}
-
-bool cuda_graphs_enabled() {
-  const char* v = std::getenv("HOTFUSE_CUDA_GRAPHS");
-  const std::string value = v ? v : "";
-  if (value.empty() || value == "on") return true;
-  if (value == "off") return false;
-  throw Error("HOTFUSE_CUDA_GRAPHS='" + value + "': expected on or off");
 }
 
 namespace {

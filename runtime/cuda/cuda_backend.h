@@ -56,11 +56,7 @@ class CudaBackend final : public Backend {
   std::mutex cudnn_mu_;
   std::unique_ptr<CachingAllocator> alloc_;
   std::unique_ptr<ConvAlgoMemo> conv_algos_;
-  bool graphs_ = true;  // HOTFUSE_CUDA_GRAPHS
+  bool graphs_ = true;  // HOTFUSE_CUDA_GRAPHS: on (default) or off
 };
-
-// HOTFUSE_CUDA_GRAPHS: on (default, also when unset) or off; hf::Error naming the variable
-// for anything else.
-bool cuda_graphs_enabled();
 
 }  // namespace hf::cuda
