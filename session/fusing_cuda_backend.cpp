@@ -9,6 +9,7 @@
 #include "fusion/region_spec.h"
 #include "runtime/cuda/module_kernel.h"
 #include "runtime/ir/error.h"
+#include "runtime/ir/nhwc_layout.h"
 #include "session/fused_binding.h"
 
 namespace hf {
@@ -159,6 +160,7 @@ SessionTarget cuda_session_target(cuda::CudaBackend& gpu, fusion::KernelCache& k
           "are device memory");
     return std::make_unique<FusingCudaBackend>(gpu, kernels);
   };
+  if (gpu.nhwc_conv_chains()) t.lower = nhwc_conv_chains;
   t.host_memory = false;
   return t;
 }

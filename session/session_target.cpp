@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "runtime/cpu/nhwc_layout.h"
+#include "runtime/ir/nhwc_layout.h"
 
 namespace hf {
 
@@ -16,7 +16,7 @@ SessionTarget cpu_session_target(cpu::CpuBackend& backend, fusion::KernelCache& 
   t.make_fusing = [&backend, &cache](FusedRunHook hook) -> std::unique_ptr<Backend> {
     return std::make_unique<FusingCpuBackend>(backend, cache, std::move(hook));
   };
-  t.lower = cpu::nhwc_conv_chains;
+  t.lower = nhwc_conv_chains;
   t.host_memory = true;
   t.epilogues = true;  // CpuBackend::make_epilogue_kernel
   cpu_set_t allowed;

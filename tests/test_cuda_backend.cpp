@@ -35,6 +35,7 @@
 #include "profiler/cupti_tracer.h"
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/conv_algo.h"
+#include "runtime/cuda/conv_layout.h"
 #include "runtime/cuda/cublas_api.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_math.h"
@@ -127,6 +128,29 @@ TEST(CudaMath, F32IsTf32AtHighFmaAtHighestAndNeverConvertedToAHalf) {
   }
 }
 
+// HOTFUSE_CUDA_LAYOUT: Conv chains move to NHWC unless nchw; anything else names the variable.
+TEST(CudaConvLayout, NhwcUnlessNchwAndNothingElse) {
+  {
+    ScopedEnv unset("HOTFUSE_CUDA_LAYOUT", nullptr);
+    EXPECT_TRUE(cuda::nhwc_conv_chains_enabled());
+  }
+  {
+    ScopedEnv nhwc("HOTFUSE_CUDA_LAYOUT", "nhwc");
+    EXPECT_TRUE(cuda::nhwc_conv_chains_enabled());
+  }
+  {
+    ScopedEnv nchw("HOTFUSE_CUDA_LAYOUT", "nchw");
+    EXPECT_FALSE(cuda::nhwc_conv_chains_enabled());
+  }
+  ScopedEnv bad("HOTFUSE_CUDA_LAYOUT", "NHWC8");
+  try {
+    cuda::nhwc_conv_chains_enabled();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "HOTFUSE_CUDA_LAYOUT='NHWC8': expected nhwc or nchw");
+  }
+}
+
 // ---- cuDNN's algorithm, measured once per shape and kept (conv_algo.h) ----------------------
 
 cuda::CudnnConvShape some_conv_shape() {
@@ -158,6 +182,9 @@ TEST(ConvAlgo, TheKeyChangesWithEverythingAMeasurementDependsOn) {
     *v[f] += 1;
     add(cuda::conv_algo_key("H200", 90, 91900, t, DType::F32, tf32));
   }
+  cuda::CudnnConvShape nhwc = s;
+  nhwc.nhwc = !s.nhwc;
+  add(cuda::conv_algo_key("H200", 90, 91900, nhwc, DType::F32, tf32));
 }
 
 TEST(ConvAlgo, AChoiceRoundTripsAndAnythingElseIsRejected) {

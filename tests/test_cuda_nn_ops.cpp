@@ -1,13 +1,15 @@
 // Conv (cuDNN), MaxPool/AveragePool, Concat, Slice and Gather on the CUDA backend.
 // Everywhere: how Conv geometries map onto cuDNN's descriptors (symmetric padding, or the
-// zero-bordered copy for other pads) and that sizes beyond int are refused naming the node.
-// With a GPU (skipped with the runtime's reason otherwise): every op against the CPU backend
-// over the configurations of tests/test_cpu_nn_ops.cpp, f32/f16/bf16, twice per plan; a
+// zero-bordered copy for other pads), NHWC, and that sizes beyond int are refused naming the
+// node. With a GPU (skipped with the runtime's reason otherwise): every op against the CPU
+// backend over the configurations of tests/test_cpu_nn_ops.cpp, f32/f16/bf16, twice per
+// plan, Convs and pools in NCHW and in NHWC (weights given anew each run, or constant); a
 // Gather index out of range is an error naming the node; Conv workspaces come from the
 // caching allocator and are given back.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "runtime/cpu/cpu_backend.h"
@@ -108,6 +110,26 @@ TEST(CudnnConvShape, SymmetricPadsGoToCudnnOthersAreCopiedIntoABorder) {
   EXPECT_EQ(s.stride[0], 2);
 }
 
+// The same Conv with x as [N, H, W, C] and the layout attribute: the same sizes for cuDNN
+// (given as N, C, H, W whatever the format), padded the same way, and marked NHWC.
+TEST(CudnnConvShape, NhwcConvsKeepTheirSizesAndSayNhwc) {
+  const cuda::CudnnConvShape nchw =
+      shape_of(conv("[1,3,10,12]", "[4,3,3,3]", R"({"strides": [2,2], "pads": [0,0,1,1]})", 0));
+  const cuda::CudnnConvShape nhwc = shape_of(conv(
+      "[1,10,12,3]", "[4,3,3,3]", R"({"strides": [2,2], "pads": [0,0,1,1], "layout": "NHWC"})", 0));
+  EXPECT_FALSE(nchw.nhwc);
+  EXPECT_TRUE(nhwc.nhwc);
+  EXPECT_TRUE(nhwc.prepad);
+  for (auto f : {&cuda::CudnnConvShape::n, &cuda::CudnnConvShape::c, &cuda::CudnnConvShape::h,
+                 &cuda::CudnnConvShape::w, &cuda::CudnnConvShape::m, &cuda::CudnnConvShape::cg,
+                 &cuda::CudnnConvShape::oh, &cuda::CudnnConvShape::ow, &cuda::CudnnConvShape::in_h,
+                 &cuda::CudnnConvShape::in_w, &cuda::CudnnConvShape::pad_top,
+                 &cuda::CudnnConvShape::pad_left})
+    EXPECT_EQ(nhwc.*f, nchw.*f);
+  EXPECT_EQ(nhwc.h, 11);
+  EXPECT_EQ(nhwc.w, 13);
+}
+
 TEST(CudnnConvShape, SizesBeyondIntNameTheNode) {
   Graph g = conv("[1,1,3,3]", "[1,1,1,1]", "{}", 0);
   const Node& n = g.node(g.topo_order().front());
@@ -193,6 +215,62 @@ TEST(CudaNnOps, ConvMatchesTheCpuBackend) {
       SCOPED_TRACE(std::string(t) + " x " + c.x + " w " + c.w + " " + c.attrs);
       expect_cuda_matches_cpu(conv(c.x, c.w, c.attrs, c.bias, t), conv_tolerance(t));
     }
+}
+
+// "[N,C,H,W]" as "[N,H,W,C]"; `attrs` with the layout attribute added.
+std::string nhwc_shape(const std::string& nchw) {
+  int d[4] = {};
+  EXPECT_EQ(std::sscanf(nchw.c_str(), "[%d,%d,%d,%d]", &d[0], &d[1], &d[2], &d[3]), 4) << nchw;
+  return "[" + std::to_string(d[0]) + "," + std::to_string(d[2]) + "," + std::to_string(d[3]) +
+         "," + std::to_string(d[1]) + "]";
+}
+std::string with_nhwc(const std::string& attrs) {
+  return attrs == "{}" ? R"({"layout": "NHWC"})"
+                       : attrs.substr(0, attrs.size() - 1) + R"(, "layout": "NHWC"})";
+}
+
+// NHWC Convs (the rewrite of Conv chains): cuDNN reads KRSC weights that the kernel
+// transposes from the graph's; prepadding copies whole pixels.
+TEST(CudaNnOps, NhwcConvMatchesTheCpuBackend) {
+  REQUIRE_CUDA_DEVICE();
+  ScopedEnv strict("HOTFUSE_F32_PRECISION", "highest");
+  for (const char* t : {"f32", "f16", "bf16"})
+    for (const ConvCase& c : kConvCases) {
+      SCOPED_TRACE(std::string(t) + " NHWC x " + c.x + " w " + c.w + " " + c.attrs);
+      expect_cuda_matches_cpu(conv(nhwc_shape(c.x), c.w, with_nhwc(c.attrs), c.bias, t),
+                              conv_tolerance(t));
+    }
+}
+
+// Weights that are a graph input may change between runs of one plan: each run transposes
+// them anew (a kernel that kept the first run's KRSC copy would convolve stale weights).
+// Constant weights (written once per plan) are transposed once and stay right.
+TEST(CudaNnOps, NhwcConvTakesEachRunsWeights) {
+  REQUIRE_CUDA_DEVICE();
+  ScopedEnv strict("HOTFUSE_F32_PRECISION", "highest");
+  const Graph g = conv("[2,9,10,4]", "[6,4,3,3]", R"({"pads": [1,1,1,1], "layout": "NHWC"})", 6);
+  cpu::CpuBackend cpu_backend;
+  Executor cpu_exec(g, cpu_backend);
+  cuda::CudaBackend& b = gpu();
+  Executor exec(g, b);
+  for (uint64_t seed : {3, 4, 5}) {
+    SCOPED_TRACE(seed);
+    std::vector<HostTensor> in = random_inputs(g, seed);
+    std::vector<HostTensor> want = copies(cpu_exec.run(views(in)));
+    DeviceInputs dev(b, in);
+    std::span<const TensorView> res = exec.run(dev.views);
+    Mismatch m = compare(want[0].view(), downloaded(b, res[0]).view(), conv_tolerance("f32"));
+    EXPECT_EQ(m.index, -1) << "element " << m.index << ": cpu " << m.expected << ", cuda "
+                           << m.actual;
+  }
+  const std::string constant_w = R"({"inputs": [{"name": "x", "dtype": "f32", "shape": [1,5,6,3]}],
+    "nodes": [{"name": "w", "op": "Constant", "attrs": {"dtype": "f32", "shape": [4,3,2,2],
+                 "value": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,
+                           25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48]},
+               "inputs": []},
+              {"name": "n", "op": "Conv", "attrs": {"layout": "NHWC"}, "inputs": ["x", "w:0"]}],
+    "outputs": ["n:0"]})";
+  expect_cuda_matches_cpu(parse_graph_json(constant_w, "constant_w"), conv_tolerance("f32"));
 }
 
 // At HOTFUSE_F32_PRECISION=high (the default) f32 Convs and MatMuls may run on TF32 tensor
@@ -302,6 +380,9 @@ TEST(CudaNnOps, PoolingMatchesTheCpuBackend) {
       SCOPED_TRACE(std::string(op) + " " + t + " " + attrs);
       expect_cuda_matches_cpu(one_node(op, attrs, input("x", "[2,3,11,13]", t), R"("x")"),
                               fused_tolerance(parse_dtype(t).value()));
+      expect_cuda_matches_cpu(
+          one_node(op, with_nhwc(attrs), input("x", "[2,11,13,3]", t), R"("x")"),
+          fused_tolerance(parse_dtype(t).value()));
     }
   Graph bytes =
       one_node("MaxPool", R"({"kernel_shape": [3,3], "strides": [2,2], "pads": [1,1,1,1]})",

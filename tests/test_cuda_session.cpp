@@ -1,20 +1,24 @@
 // The adaptive Session on the CUDA backend (cuda_session_target): on every example graph it
 // profiles, compiles NVRTC kernels on its worker, validates them against the unfused plan
 // (downloaded live-outs) and swaps them in, and every iteration's outputs match the unfused
-// graph on the device. Needs a GPU (skipped with the runtime's reason otherwise); what runs
-// anywhere: the device FLOP-rate formula, and a CUDA session refusing the CPU-only hook.
+// graph on the device; Conv chains run in NHWC. Needs a GPU (skipped with the runtime's
+// reason otherwise); what runs anywhere: the device FLOP-rate formula, and a CUDA session
+// refusing the CPU-only hook.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <string>
 
+#include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/ir/error.h"
+#include "runtime/ir/nn_geometry.h"
 #include "session/session.h"
 #include "tests/support/jit_env.h"
+#include "tests/support/scoped_env.h"
 #include "tests/support/source_dir.h"
 #if HF_HAVE_CUDA_BACKEND
 #include "profiler/device_peak.h"
@@ -165,6 +169,69 @@ TEST(CudaSession, HotChainIsKeptAndFaster) {
   EXPECT_LT(r.measured_fused_s, r.candidate.unfused_s);
   EXPECT_EQ(s.kernels_now(), 1);
   EXPECT_LT(s.median_ms(Phase::Steady), s.median_ms(Phase::Profiling));
+}
+
+// A residual block and a pool: its Conv chain runs in NHWC on the device (HOTFUSE_CUDA_LAYOUT
+// unset), one transpose in and one out, and every iteration matches the CPU backend running
+// the graph as given; a backend made with HOTFUSE_CUDA_LAYOUT=nchw keeps the graph's NCHW.
+TEST(CudaSession, ConvChainsRunInNhwcAndMatchTheCpu) {
+  REQUIRE_CUDA_DEVICE();
+  ScopedEnv strict("HOTFUSE_F32_PRECISION", "highest");  // FMA math, as the CPU's
+  Graph g = parse_graph_json(
+      R"({"name": "block", "inputs": [
+           {"name": "x", "dtype": "f32", "shape": [2,8,12,12]},
+           {"name": "w1", "dtype": "f32", "shape": [8,8,3,3]}, {"name": "b1", "dtype": "f32", "shape": [8]},
+           {"name": "w2", "dtype": "f32", "shape": [8,8,3,3]}], "nodes": [
+         {"name": "c1", "op": "Conv", "attrs": {"pads": [1,1,1,1]}, "inputs": ["x", "w1", "b1"]},
+         {"name": "r1", "op": "Elemwise", "mode": "RELU", "inputs": ["c1:0"]},
+         {"name": "c2", "op": "Conv", "attrs": {"pads": [1,1,1,1]}, "inputs": ["r1:0", "w2"]},
+         {"name": "res", "op": "Elemwise", "mode": "ADD", "inputs": ["c2:0", "x"]},
+         {"name": "r2", "op": "Elemwise", "mode": "RELU", "inputs": ["res:0"]},
+         {"name": "pool", "op": "MaxPool", "attrs": {"kernel_shape": [2,2], "strides": [2,2]},
+          "inputs": ["r2:0"]}],
+         "outputs": ["pool:0"]})",
+      "block");
+  std::vector<HostTensor> host = random_inputs(g, 5);
+  cpu::CpuBackend cpu_backend;
+  Executor cpu_exec(g, cpu_backend);
+  const std::vector<HostTensor> want = copies(cpu_exec.run(views(host)));
+  auto nhwc_convs = [](const Graph& graph) {
+    int n = 0;
+    for (NodeId id : graph.topo_order()) {
+      const Node& node = graph.node(id);
+      n += node.op == OpType::Conv && nhwc_layout(node);
+    }
+    return n;
+  };
+  auto run = [&](cuda::CudaBackend& b, int want_nhwc) {
+    JitEnv env;
+    DeviceInputs in(b, host);
+    const cuda::DeviceStatus& d = cuda::device_status();
+    fusion::KernelCache cache(cuda_toolchain(d.arch), env.workdir, env.disk);
+    SessionOptions o;
+    o.sync_compile = true;
+    o.warmup_min_s = 0;
+    Session s(g, cuda_session_target(b, cache), device_machine(), o);
+    EXPECT_EQ(nhwc_convs(s.graph()), want_nhwc);
+    for (int i = 0; i < 60 && !s.settled(); ++i) {
+      std::span<const TensorView> res = s.run(in.views);
+      ASSERT_EQ(res.size(), 1u);
+      HostTensor got(res[0].dtype, res[0].shape);
+      b.download(got.data(), res[0].data, got.bytes());
+      Mismatch m = compare(want[0].view(), got.view(), Tolerance{1e-4, 1e-4});
+      EXPECT_EQ(m.index, -1) << "iteration " << i << " element " << m.index << ": cpu "
+                             << m.expected << ", cuda " << m.actual;
+    }
+  };
+  {
+    SCOPED_TRACE("nhwc");
+    run(gpu(), 2);
+  }
+  SCOPED_TRACE("nchw");
+  ScopedEnv nchw("HOTFUSE_CUDA_LAYOUT", "nchw");
+  cuda::CudaBackend plain;
+  EXPECT_FALSE(plain.nhwc_conv_chains());
+  run(plain, 0);
 }
 
 TEST(CudaSession, AfterFusedRunHookIsRefused) {

@@ -19,11 +19,11 @@
 #include "fusion/region_spec.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/cpu/epilogue_post_ops.h"
-#include "runtime/cpu/nhwc_layout.h"
 #include "runtime/exec/executor.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/ir/epilogue.h"
+#include "runtime/ir/nhwc_layout.h"
 #include "session/session.h"
 #include "tests/support/fixed_machine.h"
 #include "tests/support/jit_env.h"
@@ -280,7 +280,7 @@ TEST(EpilogueNumerics, NhwcChainOfTheGraphsOwnWithDepthwiseAndClip) {
       {"name": "clip2", "op": "Elemwise", "mode": "CLIP", "inputs": ["dw:0", "lo:0", "hi:0"]},
       {"name": "proj", "op": "Conv", "inputs": ["clip2:0", "w3"]})",
                   R"("proj:0")");
-  std::unique_ptr<Graph> nhwc = cpu::nhwc_conv_chains(g);
+  std::unique_ptr<Graph> nhwc = nhwc_conv_chains(g);
   ASSERT_NE(nhwc, nullptr);
   EXPECT_EQ(epilogues(*nhwc, detect(*nhwc)), (std::vector<std::string>{"Conv+CLIP", "Conv+CLIP"}));
   expect_same_results(*nhwc, 2);
@@ -300,7 +300,7 @@ TEST(EpilogueNumerics, NhwcResidualBlockInRegistersAndThroughBlocks) {
       {"name": "res", "op": "Elemwise", "mode": "ADD", "inputs": ["c2:0", "x"]},
       {"name": "relu", "op": "Elemwise", "mode": "RELU", "inputs": ["res:0"]})",
                   R"("relu:0")");
-  std::unique_ptr<Graph> nhwc = cpu::nhwc_conv_chains(g);
+  std::unique_ptr<Graph> nhwc = nhwc_conv_chains(g);
   ASSERT_NE(nhwc, nullptr);
   EXPECT_EQ(epilogues(*nhwc, detect(*nhwc)),
             (std::vector<std::string>{"Conv+TANH", "Conv+ADD+RELU"}));
@@ -322,7 +322,7 @@ TEST(EpilogueNumerics, NhwcWinogradResidualBlockInRegistersAndThroughBlocks) {
       {"name": "res", "op": "Elemwise", "mode": "ADD", "inputs": ["c2:0", "x"]},
       {"name": "relu", "op": "Elemwise", "mode": "RELU", "inputs": ["res:0"]})",
                   R"("relu:0")");
-  std::unique_ptr<Graph> nhwc = cpu::nhwc_conv_chains(g);
+  std::unique_ptr<Graph> nhwc = nhwc_conv_chains(g);
   ASSERT_NE(nhwc, nullptr);
   EXPECT_EQ(epilogues(*nhwc, detect(*nhwc)),
             (std::vector<std::string>{"Conv+TANH", "Conv+ADD+RELU"}));
@@ -343,7 +343,7 @@ TEST(EpilogueNumerics, NhwcSmallImagesSplitOutputChannelsWithTheResidualInRegist
       {"name": "res", "op": "Elemwise", "mode": "ADD", "inputs": ["c2:0", "relu1:0"]},
       {"name": "relu2", "op": "Elemwise", "mode": "RELU", "inputs": ["res:0"]})",
                   R"("relu2:0")");
-  std::unique_ptr<Graph> nhwc = cpu::nhwc_conv_chains(g);
+  std::unique_ptr<Graph> nhwc = nhwc_conv_chains(g);
   ASSERT_NE(nhwc, nullptr);
   EXPECT_EQ(epilogues(*nhwc, detect(*nhwc)),
             (std::vector<std::string>{"Conv+RELU", "Conv+ADD+RELU"}));

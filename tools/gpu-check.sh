@@ -10,9 +10,9 @@
 #              hotfuse --fusion all against a device-to-device copy, torch eager and
 #              torch.compile in the same run (bench/gpu_peers.py, the machine's PyTorch)
 #   models     ResNet-18 and MobileNetV2 exported there at opset 17, hotfuse off (TF32 and
-#              FP32 math, CUDA graphs on and off) and adaptive against torch eager and
-#              torch.compile
-#              (bench/gpu_models.py), and --check against PyTorch's FP32 outputs
+#              FP32 math, CUDA graphs on and off, Conv chains in NHWC and NCHW) and adaptive
+#              against torch eager and torch.compile (bench/gpu_models.py), and --check
+#              against PyTorch's FP32 outputs
 # Results go to $OUT (else /tmp/hfgpu-out), at most 8 files: env.txt tests.log cli.log
 # examples.log workloads.log models.log summary.txt. The last lines printed are the summary.
 # Exit code: the number of failed steps.
@@ -102,16 +102,17 @@ models)
     m=$d/model.onnx n=$(basename "$d")
     [ -f "$m" ] || continue
     # TF32 (HOTFUSE_F32_PRECISION=high, the default) and FP32 math (highest), unfused, then
-    # adaptive at the default.
-    # CUDA graphs on (the default) and off: the launch overhead per iteration.
-    for run in "off high on" "off high off" "off highest on" "adaptive high on"; do
+    # adaptive at the defaults. CUDA graphs on (the default) and off: the launch overhead
+    # per iteration. Conv chains in NHWC (the default) and NCHW: what the layout is worth.
+    for run in "off high on nhwc" "off high off nhwc" "off high on nchw" "off highest on nhwc" \
+      "off highest on nchw" "adaptive high on nhwc"; do
       set -- $run
-      step 120 models.log "$n $1 $2 graphs=$3" env HOTFUSE_CUPTI_LIB=/nonexistent/libcupti.so \
-        HOTFUSE_F32_PRECISION=$2 HOTFUSE_CUDA_GRAPHS=$3 \
+      step 120 models.log "$n $1 $2 graphs=$3 $4" env HOTFUSE_CUPTI_LIB=/nonexistent/libcupti.so \
+        HOTFUSE_F32_PRECISION=$2 HOTFUSE_CUDA_GRAPHS=$3 HOTFUSE_CUDA_LAYOUT=$4 \
         "$bin/hotfuse-run" "$m" --backend cuda --fusion $1 --iters 30 --warmup 5 --sync-compile
-      grep -A400 "^=== $n $1 $2 graphs=$3\$" "$OUT/models.log" |
+      grep -A400 "^=== $n $1 $2 graphs=$3 $4\$" "$OUT/models.log" |
         grep -E '^kernels |^nothing fused|^hotfuse-run: [^C]|^iterations launched' | head -2 |
-        sed "s/^/    $2 graphs=$3: /" | tee -a "$summary"
+        sed "s/^/    $1 $2 graphs=$3 $4: /" | tee -a "$summary"
     done
     # Against PyTorch's FP32 CPU output: how much of --check's tolerance each math uses.
     [ -f "$d/test_data_set_0/output_0.pb" ] || continue

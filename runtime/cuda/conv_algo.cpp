@@ -14,7 +14,7 @@ std::string conv_algo_key(const std::string& device, int arch, size_t cudnn_vers
     << "," << s.h << "," << s.w << "|w " << s.m << "," << s.cg << "," << s.kh << "," << s.kw
     << "|y " << s.oh << "," << s.ow << "|pad " << s.pad[0] << "," << s.pad[1] << "|stride "
     << s.stride[0] << "," << s.stride[1] << "|dilation " << s.dilation[0] << "," << s.dilation[1]
-    << "|group " << s.group;
+    << "|group " << s.group << (s.nhwc ? "|nhwc" : "");
   return k.str();
 }
 

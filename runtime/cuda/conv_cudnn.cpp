@@ -57,9 +57,12 @@ CudnnConv::CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAl
     cudnn_check(cudnnCreateTensorDescriptor(&y_), "cudnnCreateTensorDescriptor");
     cudnn_check(cudnnCreateFilterDescriptor(&w_), "cudnnCreateFilterDescriptor");
     cudnn_check(cudnnCreateConvolutionDescriptor(&conv_), "cudnnCreateConvolutionDescriptor");
-    cudnn_check(cudnnSetTensor4dDescriptor(x_, CUDNN_TENSOR_NCHW, t, s.n, s.c, s.h, s.w),
+    // The sizes are always given as N, C, H, W (filters K, C, R, S); the format says how
+    // they lie in memory: NHWC tensors take KRSC filters.
+    const cudnnTensorFormat_t format = s.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    cudnn_check(cudnnSetTensor4dDescriptor(x_, format, t, s.n, s.c, s.h, s.w),
                 node + ": input descriptor");
-    cudnn_check(cudnnSetFilter4dDescriptor(w_, t, CUDNN_TENSOR_NCHW, s.m, s.cg, s.kh, s.kw),
+    cudnn_check(cudnnSetFilter4dDescriptor(w_, t, format, s.m, s.cg, s.kh, s.kw),
                 node + ": weight descriptor");
     cudnn_check(cudnnSetConvolution2dDescriptor(conv_, s.pad[0], s.pad[1], s.stride[0], s.stride[1],
                                                 s.dilation[0], s.dilation[1],
@@ -79,7 +82,7 @@ CudnnConv::CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAl
                   std::to_string(dims[3]) + "], the graph says [" + std::to_string(s.n) + ", " +
                   std::to_string(s.m) + ", " + std::to_string(s.oh) + ", " + std::to_string(s.ow) +
                   "]");
-    cudnn_check(cudnnSetTensor4dDescriptor(y_, CUDNN_TENSOR_NCHW, t, s.n, s.m, s.oh, s.ow),
+    cudnn_check(cudnnSetTensor4dDescriptor(y_, format, t, s.n, s.m, s.oh, s.ow),
                 node + ": output descriptor");
 
     // A candidate set up: its math type on the descriptor (strict f32 keeps FMA math), its
@@ -219,13 +222,16 @@ void CudnnConv::release() {
 void CudnnConv::run(const void* x, const void* w, void* y) {
   const float one = 1.0f, zero = 0.0f;  // float scaling factors for float and half data
   if (padded_) {
-    // The input's N*C planes into the middle of the padded ones: one 3-D strided copy.
+    // The input's images into the middle of the padded ones: one 3-D strided copy of N*C
+    // planes of rows of W elements (NCHW), or of N images of rows of W*C elements (NHWC).
     const CudnnConvShape& s = shape_;
+    const size_t px = s.nhwc ? size_t(s.c) * elem_bytes_ : elem_bytes_;  // bytes per pixel
+    const size_t planes = s.nhwc ? size_t(s.n) : size_t(s.n) * s.c;
     cudaMemcpy3DParms p = {};
-    p.srcPtr = make_cudaPitchedPtr(const_cast<void*>(x), s.in_w * elem_bytes_, s.in_w, s.in_h);
-    p.dstPtr = make_cudaPitchedPtr(padded_, s.w * elem_bytes_, s.w, s.h);
-    p.dstPos = make_cudaPos(s.pad_left * elem_bytes_, s.pad_top, 0);
-    p.extent = make_cudaExtent(s.in_w * elem_bytes_, s.in_h, size_t(s.n) * s.c);
+    p.srcPtr = make_cudaPitchedPtr(const_cast<void*>(x), s.in_w * px, s.in_w, s.in_h);
+    p.dstPtr = make_cudaPitchedPtr(padded_, s.w * px, s.w, s.h);
+    p.dstPos = make_cudaPos(s.pad_left * px, s.pad_top, 0);
+    p.extent = make_cudaExtent(s.in_w * px, s.in_h, planes);
     p.kind = cudaMemcpyDeviceToDevice;
     cudaStream_t st = nullptr;
     cudnn_check(cudnnGetStream(h_, &st), "cudnnGetStream");

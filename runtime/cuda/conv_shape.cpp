@@ -19,6 +19,7 @@ int as_int(int64_t v, const std::string& node, const char* what) {
 CudnnConvShape cudnn_conv_shape(const ConvGeometry& g, const std::string& node) {
   const Window2d& w = g.win;
   CudnnConvShape s{};
+  s.nhwc = g.nhwc;
   s.n = as_int(g.n, node, "batch");
   s.c = as_int(g.c, node, "input channels");
   s.h = as_int(w.in[0], node, "input height");

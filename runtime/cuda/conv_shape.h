@@ -11,7 +11,12 @@ namespace hf::cuda {
 // pads symmetrically: pads (begin, end) use `pad` = begin when that gives the node's output
 // size (the end padding is then never read); other pads (TensorFlow's SAME, say) copy the
 // input into a zero-bordered buffer of h x w (the padded size) and convolve it unpadded.
+//
+// `nhwc` (the Conv's layout attribute, the rewrite of Conv chains: nhwc_layout.h): x and y
+// are NHWC and cuDNN reads the weights as KRSC ([M, kh, kw, C/group], transposed on the
+// device from the graph's [M, C/group, kh, kw]), the format of its tensor-core kernels.
 struct CudnnConvShape {
+  bool nhwc;
   int n, c, h, w;     // x as cuDNN reads it (padded when `prepad`)
   int m, cg, kh, kw;  // w: [M, C/group, kh, kw]
   int oh, ow;         // y

@@ -9,6 +9,7 @@
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/conv_algo.h"
 #include "runtime/cuda/conv_cudnn.h"
+#include "runtime/cuda/conv_layout.h"
 #include "runtime/cuda/cublas_api.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_math.h"
@@ -174,6 +175,7 @@ CudaBackend::CudaBackend() {
   alloc_ =
       std::make_unique<CachingAllocator>();  // first: a bad HOTFUSE_CUDA_MAX_BYTES leaks nothing
   graphs_ = cuda_graphs_enabled();  // before anything is created: a bad value leaks nothing
+  nhwc_ = nhwc_conv_chains_enabled();
   conv_algos_ = std::make_unique<ConvAlgoMemo>(s.name, s.arch);
   cuda_check(cudaSetDevice(s.device), "cudaSetDevice");
   cudaStream_t st = nullptr;

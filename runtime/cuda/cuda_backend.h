@@ -48,6 +48,9 @@ class CudaBackend final : public Backend {
   // the process and, once a store is set, across processes.
   ConvAlgoMemo& conv_algos() { return *conv_algos_; }
   void set_result_store(std::shared_ptr<ResultStore> store);
+  // Whether sessions move Conv chains to NHWC on this backend (HOTFUSE_CUDA_LAYOUT, read
+  // when the backend is made: conv_layout.h). Its kernels run either layout regardless.
+  bool nhwc_conv_chains() const { return nhwc_; }
 
  private:
   void* stream_ = nullptr;  // cudaStream_t
@@ -57,6 +60,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CachingAllocator> alloc_;
   std::unique_ptr<ConvAlgoMemo> conv_algos_;
   bool graphs_ = true;  // HOTFUSE_CUDA_GRAPHS: on (default) or off
+  bool nhwc_ = true;    // HOTFUSE_CUDA_LAYOUT: nhwc (default) or nchw
 };
 
 }  // namespace hf::cuda

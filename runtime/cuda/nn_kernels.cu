@@ -61,16 +61,28 @@ __global__ void pool_kernel(PoolParams p) {
   const i64 per_plane = p.out_size[0] * p.out_size[1], n = p.planes * per_plane;
   const i64 stride = (i64)gridDim.x * blockDim.x;
   for (i64 idx = (i64)blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += stride) {
-    const i64 plane = idx / per_plane, oh = idx % per_plane / p.out_size[1],
-              ow = idx % p.out_size[1];
+    // NCHW: idx walks planes of pixels; NHWC: pixels of `channels` elements, the pixels
+    // `channels` elements apart in the input too.
+    i64 oh, ow, base, px;
+    if (p.nhwc) {
+      const i64 pixel = idx / p.channels;
+      oh = pixel % per_plane / p.out_size[1];
+      ow = pixel % p.out_size[1];
+      base = pixel / per_plane * p.in_size[0] * p.in_size[1] * p.channels + idx % p.channels;
+      px = p.channels;
+    } else {
+      oh = idx % per_plane / p.out_size[1];
+      ow = idx % p.out_size[1];
+      base = idx / per_plane * p.in_size[0] * p.in_size[1];
+      px = 1;
+    }
     const Span r = window(p, 0, oh), c = window(p, 1, ow);
-    const i64 base = plane * p.in_size[0] * p.in_size[1];
     float acc = p.max ? -__int_as_float(0x7f800000) : 0.0f;
     for (i64 i = 0; i < r.taps; ++i) {
-      const i64 row = base + (r.first + i * p.dilation[0]) * p.in_size[1] + c.first;
+      const i64 row = base + ((r.first + i * p.dilation[0]) * p.in_size[1] + c.first) * px;
       bool nan = false;
       for (i64 j = 0; j < c.taps; ++j) {
-        float v = load_f32(p.in, row + j * p.dilation[1], p.dtype);
+        float v = load_f32(p.in, row + j * p.dilation[1] * px, p.dtype);
         if (p.max) {
           acc = (v > acc || v != v) ? v : acc;  // NaN wins and stays
           if (acc != acc) {

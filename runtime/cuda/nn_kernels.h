@@ -9,7 +9,7 @@
 
 namespace hf::cuda {
 
-// NCHW pooling with the CPU kernel's semantics (runtime/cpu/pool.cpp): windows clipped to
+// NCHW or NHWC pooling with the CPU kernel's semantics (runtime/cpu/pool.cpp): windows clipped to
 // the input; MaxPool propagates NaN; AveragePool divides by the taps inside the input, or
 // with count_include_pad by the window's extent inside the padded input (which ceil_mode
 // can leave smaller than the window). f32/f16/bf16 computed in f32; u8 for MaxPool.
@@ -19,6 +19,8 @@ struct PoolParams {
   DType dtype = DType::F32;
   bool max = true, count_include_pad = false;
   i64 planes = 0;  // N * C
+  bool nhwc = false;
+  i64 channels = 1;  // C: NHWC's pixel stride
   i64 in_size[2] = {}, out_size[2] = {}, k[2] = {}, stride[2] = {}, dilation[2] = {};
   i64 pad_begin[2] = {}, pad_end[2] = {};
 };

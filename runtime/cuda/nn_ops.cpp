@@ -8,6 +8,7 @@
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/kernels.h"
 #include "runtime/cuda/nn_kernels.h"
+#include "runtime/ir/constant.h"
 #include "runtime/ir/nn_geometry.h"
 
 namespace hf::cuda {
@@ -19,33 +20,64 @@ cudaStream_t stream_of(const CudaBackend& b) {
 }
 
 // y = conv(x, w) by cuDNN, then + bias[c] by the Elemwise ADD kernel reading the bias with
-// strides {0, 1, 0, 0}, in place (each element is read before its own thread writes it).
+// strides 0 but along the channel axis, in place (each element is read before its own thread
+// writes it). NHWC (the rewrite of Conv chains): cuDNN reads KRSC weights, which the strided
+// copy kernel writes from the graph's [M, C/group, kh, kw] into a buffer of the kernel's own:
+// once for a constant (written once per plan, runtime/ir/constant.h), every run otherwise.
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(CudaBackend& b, const ConvGeometry& g, DType dt, bool bias, const std::string& node)
+  ConvKernel(CudaBackend& b, const ConvGeometry& g, DType dt, bool bias, bool constant_weights,
+             const std::string& node)
       : conv_(static_cast<cudnnHandle_t>(b.cudnn(node)), g, dt, b.allocator(), node,
               &b.conv_algos()),
+        alloc_(b.allocator()),
         bias_(bias),
+        constant_weights_(constant_weights),
         stream_(stream_of(b)),
         sms_(b.device().sm_count) {
     if (!conv_.note().empty()) std::cerr << "hotfuse: " << conv_.note() << "\n";
+    const i64 kh = g.win.k[0], kw = g.win.k[1], cg = g.c / g.group;
+    if (g.nhwc) {
+      krsc_.nin = 1;
+      krsc_.rank = 4;
+      const i64 shape[4] = {g.m, kh, kw, cg}, from[4] = {cg * kh * kw, kw, 1, kh * kw};
+      for (int d = 0; d < 4; ++d) {
+        krsc_.shape[d] = shape[d];
+        krsc_.in_strides[0][d] = from[d];
+      }
+      krsc_.numel = g.m * kh * kw * cg;
+      krsc_.in_dtype = krsc_.out_dtype = dt;
+      krsc_.out = alloc_.alloc(static_cast<size_t>(krsc_.numel) * dtype_size(dt));
+    }
     if (!bias_) return;
     add_.nin = 2;
     add_.rank = 4;
-    const i64 shape[4] = {g.n, g.m, g.win.out[0], g.win.out[1]};
+    const i64 shape[4] = {g.n, g.nhwc ? g.win.out[0] : g.m, g.nhwc ? g.win.out[1] : g.win.out[0],
+                          g.nhwc ? g.m : g.win.out[1]};
     i64 stride = 1;
     for (int d = 3; d >= 0; --d) {
       add_.shape[d] = shape[d];
       add_.in_strides[0][d] = stride;
       stride *= shape[d];
     }
-    add_.in_strides[1][1] = 1;  // bias [M] along the channel axis
+    add_.in_strides[1][g.nhwc ? 3 : 1] = 1;  // bias [M] along the channel axis
     add_.numel = stride;
     add_.in_dtype = add_.out_dtype = dt;
     add_.dense = false;
   }
+  ~ConvKernel() override {
+    if (krsc_.out) alloc_.free(krsc_.out);
+  }
   void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
-    conv_.run(in[0].data, in[1].data, out[0].data);
+    const void* w = in[1].data;
+    if (krsc_.out) {
+      if (!constant_weights_ || krsc_.in[0] != w) {
+        krsc_.in[0] = w;
+        launch_type_convert(krsc_, stream_, sms_);
+      }
+      w = krsc_.out;
+    }
+    conv_.run(in[0].data, w, out[0].data);
     if (!bias_) return;
     add_.in[0] = out[0].data;
     add_.in[1] = in[2].data;
@@ -55,8 +87,9 @@ class ConvKernel final : public Kernel {
 
  private:
   CudnnConv conv_;
-  bool bias_;
-  EwParams add_;
+  CachingAllocator& alloc_;
+  bool bias_, constant_weights_;
+  EwParams add_, krsc_;  // krsc_.out: the KRSC weights (NHWC only), krsc_.in[0]: their source
   cudaStream_t stream_;
   int sms_;
 };
@@ -177,14 +210,15 @@ std::unique_ptr<Kernel> make_nn_kernel(CudaBackend& b, const Graph& g, const Nod
   switch (n.op) {
     case OpType::Conv: {
       ConvGeometry geo = conv_geometry(n, in0.shape, g.value(n.inputs[1]).shape);
-      if (geo.nhwc) throw Error(node + ": layout NHWC runs on the CPU backend only");
-      return std::make_unique<ConvKernel>(b, geo, in0.dtype, n.inputs.size() == 3, node);
+      return std::make_unique<ConvKernel>(b, geo, in0.dtype, n.inputs.size() == 3,
+                                          is_constant(g, n.inputs[1]), node);
     }
     case OpType::MaxPool:
     case OpType::AveragePool: {
       PoolGeometry geo = pool_geometry(n, in0.shape);
-      if (geo.nhwc) throw Error(node + ": layout NHWC runs on the CPU backend only");
       PoolParams p;
+      p.nhwc = geo.nhwc;
+      p.channels = geo.c;
       p.dtype = in0.dtype;
       p.max = n.op == OpType::MaxPool;
       p.count_include_pad = geo.count_include_pad;

@@ -18,7 +18,7 @@ struct Window2d {
 };
 
 // Conv: x [N, C, H, W], w [M, C/group, kh, kw], optional bias [M]. With the attribute
-// layout "NHWC" (the CPU backend's rewrite of Conv chains, nhwc_layout.h), x and the output
+// layout "NHWC" (the backends' rewrite of Conv chains, nhwc_layout.h), x and the output
 // are [N, H, W, C] instead; the weights stay [M, C/group, kh, kw].
 struct ConvGeometry {
   int64_t n = 0, c = 0, m = 0, group = 1;
@@ -28,7 +28,7 @@ struct ConvGeometry {
 ConvGeometry conv_geometry(const Node& node, const Shape& x, const Shape& w);
 
 // MaxPool / AveragePool: x [N, C, H, W], or [N, H, W, C] with layout "NHWC" (inside the
-// CPU backend's Conv chains, nhwc_layout.h), the output likewise.
+// backends' Conv chains, nhwc_layout.h), the output likewise.
 struct PoolGeometry {
   int64_t n = 0, c = 0;
   bool nhwc = false;

@@ -1,4 +1,4 @@
-// The CPU backend's NHWC rewrite of Conv chains (runtime/cpu/nhwc_layout.h): which nodes it
+// The NHWC rewrite of Conv chains (runtime/ir/nhwc_layout.h): which nodes it
 // moves to NHWC, that names of NCHW values, graph inputs and outputs are kept, and that the
 // rewritten graph computes what the original does (the naive reference of tests/support)
 // over a residual block, a depthwise stride-2 layer with odd sizes, a scalar operand, a value
@@ -9,12 +9,12 @@
 #include <string>
 
 #include "runtime/cpu/cpu_backend.h"
-#include "runtime/cpu/nhwc_layout.h"
 #include "runtime/cpu/nn_kernels.h"
 #include "runtime/exec/executor.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/ir/error.h"
+#include "runtime/ir/nhwc_layout.h"
 #include "tests/support/jit_env.h"
 #include "tests/support/reference.h"
 
@@ -58,7 +58,7 @@ int count_op(const Graph& g, OpType op) {
 
 TEST(NhwcLayout, MovesConvChainsToNhwcWithOneTransposeAtEachEnd) {
   const Graph g = parse_graph_json(kChain, "chain");
-  std::unique_ptr<Graph> nhwc = cpu::nhwc_conv_chains(g);
+  std::unique_ptr<Graph> nhwc = nhwc_conv_chains(g);
   ASSERT_NE(nhwc, nullptr);
   verify(*nhwc);
   for (NodeId id : nhwc->topo_order()) {
@@ -81,7 +81,7 @@ TEST(NhwcLayout, MovesConvChainsToNhwcWithOneTransposeAtEachEnd) {
 // twice each (the second run reuses every buffer and packed weight). atol: for outputs that
 // cancel, a few f32 ulps of the magnitude of the terms summed.
 void expect_nhwc_computes_the_reference(const Graph& g, double atol = 1e-5) {
-  std::unique_ptr<Graph> nhwc = cpu::nhwc_conv_chains(g);
+  std::unique_ptr<Graph> nhwc = nhwc_conv_chains(g);
   ASSERT_NE(nhwc, nullptr);
   std::vector<HostTensor> in = random_inputs(g, 11);
   std::vector<HostTensor> ref = test::reference_run(g, in);
@@ -134,7 +134,7 @@ const char* kDeepStage = R"({
 TEST(NhwcLayout, SmallImagesWithManyChannelsSplitOutputChannels) {
   const Graph g = parse_graph_json(kDeepStage, "deep");
   // Each Conv takes the blocked plan from two threads on (one thread has nothing to split).
-  std::unique_ptr<Graph> nhwc = cpu::nhwc_conv_chains(g);
+  std::unique_ptr<Graph> nhwc = nhwc_conv_chains(g);
   ASSERT_NE(nhwc, nullptr);
   for (int threads : {1, 2, 3}) {
     cpu::ThreadPool pool(threads);
@@ -184,7 +184,7 @@ const char* kPools = R"({
 
 TEST(NhwcLayout, PoolsAndAGlobalAverageStayInTheChain) {
   const Graph g = parse_graph_json(kPools, "pools");
-  std::unique_ptr<Graph> nhwc = cpu::nhwc_conv_chains(g);
+  std::unique_ptr<Graph> nhwc = nhwc_conv_chains(g);
   ASSERT_NE(nhwc, nullptr);
   verify(*nhwc);
   for (NodeId id : nhwc->topo_order()) {
@@ -284,7 +284,7 @@ TEST(NhwcLayout, LeavesALoneConvAndOtherLayoutsAlone) {
     "nodes": [{"name": "c", "op": "Conv", "inputs": ["x", "w"]},
               {"name": "r", "op": "Elemwise", "mode": "RELU", "inputs": ["c:0"]}],
     "outputs": ["r:0"]})";
-  EXPECT_EQ(cpu::nhwc_conv_chains(parse_graph_json(one, "one")), nullptr);
+  EXPECT_EQ(nhwc_conv_chains(parse_graph_json(one, "one")), nullptr);
   // A broadcast operand ([C,1,1]) would need its own transpose: the Add ends the chain.
   const char* bias = R"({
     "inputs": [{"name": "x", "dtype": "f32", "shape": [1, 3, 8, 8]},
@@ -294,7 +294,7 @@ TEST(NhwcLayout, LeavesALoneConvAndOtherLayoutsAlone) {
               {"name": "a", "op": "Elemwise", "mode": "ADD", "inputs": ["c1:0", "b"]},
               {"name": "c2", "op": "Conv", "inputs": ["a:0", "w"]}],
     "outputs": ["c2:0"]})";
-  EXPECT_EQ(cpu::nhwc_conv_chains(parse_graph_json(bias, "bias")), nullptr);
+  EXPECT_EQ(nhwc_conv_chains(parse_graph_json(bias, "bias")), nullptr);
 }
 
 TEST(NhwcLayout, RefusesAnUnknownLayoutNamingTheNode) {

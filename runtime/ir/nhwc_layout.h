@@ -1,6 +1,7 @@
-// The CPU backend's layout rewrite: chains of convolutions run in NHWC from the first Conv
-// to the last, with one transpose at each end, instead of a reorder in and out of every
-// Conv (oneDNN's direct and depthwise kernels want NHWC; ONNX models are NCHW).
+// The backends' layout rewrite: chains of convolutions run in NHWC from the first Conv to
+// the last, with one transpose at each end, instead of a reorder in and out of every Conv
+// (oneDNN's direct and depthwise kernels and cuDNN's tensor-core kernels want NHWC; ONNX
+// models are NCHW). A backend applies it through SessionTarget::lower.
 //
 // A chain is a connected set of f32 4-D Convs and the Elemwise ops between them that read at
 // least one of the chain's values, every input being of the op's output shape or a single
@@ -16,9 +17,9 @@
 
 #include "runtime/ir/graph.h"
 
-namespace hf::cpu {
+namespace hf {
 
 // `g` with its Conv chains in NHWC; null when it has none.
 std::unique_ptr<Graph> nhwc_conv_chains(const Graph& g);
 
-}  // namespace hf::cpu
+}  // namespace hf

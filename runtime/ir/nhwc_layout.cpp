@@ -1,4 +1,4 @@
-#include "runtime/cpu/nhwc_layout.h"
+#include "runtime/ir/nhwc_layout.h"
 
 #include <numeric>
 #include <string>
@@ -6,7 +6,7 @@
 
 #include "runtime/ir/op_table.h"
 
-namespace hf::cpu {
+namespace hf {
 namespace {
 
 struct UnionFind {
@@ -154,4 +154,4 @@ std::unique_ptr<Graph> nhwc_conv_chains(const Graph& g) {
   return std::make_unique<Graph>(Rewriter(g).run(order, member));
 }
 
-}  // namespace hf::cpu
+}  // namespace hf
