@@ -117,12 +117,26 @@ class Detector {
 
   void claim_epilogues() {
     epilogues_ = find_epilogues(g_, order_, users_);
+    if (o_.epilogue_runs)  // a chain the target cannot run stays free for JIT regions
+      std::erase_if(epilogues_,
+                    [&](const EpilogueChain& e) { return !o_.epilogue_runs(g_, region_of(e)); });
     epilogue_of_.assign(g_.nodes().size(), -1);
     for (size_t e = 0; e < epilogues_.size(); ++e) {
       epilogue_of_[epilogues_[e].heavy] = static_cast<int>(e);
       for (NodeId n : epilogues_[e].steps) epilogue_of_[n] = static_cast<int>(e);
       for (NodeId n : epilogues_[e].literals) epilogue_of_[n] = static_cast<int>(e);
     }
+  }
+  Region region_of(const EpilogueChain& e) const {
+    Region out;
+    out.nodes = e.literals;
+    out.nodes.push_back(e.heavy);
+    out.nodes.insert(out.nodes.end(), e.steps.begin(), e.steps.end());
+    std::sort(out.nodes.begin(), out.nodes.end(),
+              [&](NodeId x, NodeId y) { return pos_[x] < pos_[y]; });
+    out.shape = g_.value(g_.node(e.heavy).outputs[0]).shape;
+    out.heavy = e.heavy;
+    return out;
   }
   bool in_epilogue(NodeId n) const { return !epilogue_of_.empty() && epilogue_of_[n] >= 0; }
 
@@ -677,14 +691,7 @@ class Detector {
       d.regions.push_back(std::move(out));
     }
     for (const EpilogueChain& e : epilogues_) {
-      Region out;
-      out.nodes = e.literals;
-      out.nodes.push_back(e.heavy);
-      out.nodes.insert(out.nodes.end(), e.steps.begin(), e.steps.end());
-      std::sort(out.nodes.begin(), out.nodes.end(),
-                [&](NodeId x, NodeId y) { return pos_[x] < pos_[y]; });
-      out.shape = g_.value(g_.node(e.heavy).outputs[0]).shape;
-      out.heavy = e.heavy;
+      Region out = region_of(e);
       std::string stop;
       for (ValueId v : g_.node(e.steps.back()).outputs)
         for (NodeId c : users_[v]) {

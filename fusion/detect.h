@@ -32,6 +32,7 @@
 // broadcast); per-channel or per-row math stays outside with a reason. docs/fusion.md has
 // the rules per op kind, the limits and the list of reasons.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,8 @@ enum class FusionLevel { Off, Static, All };
 std::string_view fusion_level_name(FusionLevel l);  // "off", "static", "all"
 std::optional<FusionLevel> parse_fusion_level(std::string_view s);
 
+struct Region;
+
 struct DetectOptions {
   FusionLevel level = FusionLevel::All;  // Off and Static give no regions
   bool fuse_reduce = true;  // one trailing Reduce per region (MegEngine's graph_opt.jit = 2)
@@ -58,6 +61,9 @@ struct DetectOptions {
   // Also fuse elementwise chains into the MatMul/Conv they consume (epilogue_detect.h):
   // for targets whose backend runs a HeavyEpilogue. Their nodes are then not in JIT regions.
   bool epilogues = false;
+  // With epilogues: whether the target's backend runs the epilogue region given (build_epilogue
+  // makes its HeavyEpilogue); null: every one. A refused chain is left to the JIT regions.
+  std::function<bool(const Graph&, const Region&)> epilogue_runs;
 };
 
 struct Region {

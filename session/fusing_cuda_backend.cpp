@@ -7,9 +7,13 @@
 #include "fusion/embedded_headers.h"
 #include "fusion/nvrtc_compiler.h"
 #include "fusion/region_spec.h"
+#include "runtime/cuda/conv_fusion.h"
 #include "runtime/cuda/module_kernel.h"
+#include "runtime/cuda/nn_ops.h"
+#include "runtime/ir/conv_post_ops.h"
 #include "runtime/ir/error.h"
 #include "runtime/ir/nhwc_layout.h"
+#include "runtime/ir/nn_geometry.h"
 #include "session/fused_binding.h"
 
 namespace hf {
@@ -141,12 +145,24 @@ std::unique_ptr<fusion::KernelCache> cuda_kernel_cache(int arch) {
 std::unique_ptr<Kernel> FusingCudaBackend::make_kernel(const Graph& g, const Node& n) {
   if (n.op != OpType::Fused) return base_.make_kernel(g, n);
   auto* f = dynamic_cast<const fusion::FusedRegion*>(n.payload.get());
-  if (!f)
-    throw Error(describe(n) + ": the CUDA backend runs no epilogue; only fused region kernels");
+  if (!f) return cuda::make_epilogue_kernel(base_, g, n);  // or an error naming the node
   auto* k = dynamic_cast<const CudaKernel*>(kernels_.find(f->kernel.spec));
   if (!k)
     throw Error(describe(n) + ": CUDA kernel " + f->kernel.spec.hash_hex() + " is not loaded");
   return std::make_unique<FusedCudaKernel>(n, f->kernel, k->module, base_);
+}
+
+bool cuda_runs_epilogue(const Graph& g, const fusion::Region& r) {
+  const fusion::RegionKernel k = fusion::build_region_kernel(g, r);
+  if (!k.epilogue || k.epilogue->heavy.op != OpType::Conv) return false;
+  const HeavyEpilogue& e = *k.epilogue;
+  std::vector<Shape> inputs;
+  for (const ValueType& t : k.live_in_types) inputs.push_back(t.shape);
+  const ConvGeometry geo =
+      conv_geometry(e.heavy, inputs.at(e.heavy_inputs.at(0)), inputs.at(e.heavy_inputs.at(1)));
+  const std::optional<ConvEpilogue> post =
+      conv_epilogue(e, inputs, k.output_types.at(0).shape, geo.nhwc);
+  return post && cuda::cudnn_conv_fusion(*post);
 }
 
 SessionTarget cuda_session_target(cuda::CudaBackend& gpu, fusion::KernelCache& kernels) {
@@ -162,6 +178,8 @@ SessionTarget cuda_session_target(cuda::CudaBackend& gpu, fusion::KernelCache& k
   };
   if (gpu.nhwc_conv_chains()) t.lower = nhwc_conv_chains;
   t.host_memory = false;
+  t.epilogues = true;  // the Conv epilogues cuDNN's fused convolution computes
+  t.epilogue_runs = cuda_runs_epilogue;
   return t;
 }
 

@@ -47,5 +47,9 @@ class FusingCudaBackend final : public WrappingBackend {
 // session. SessionOptions::after_fused_run is not supported (hf::Error).
 SessionTarget cuda_session_target(cuda::CudaBackend& gpu, fusion::KernelCache& kernels);
 
+// Whether the CUDA backend runs epilogue region `r`: a Conv whose epilogue cuDNN's fused
+// convolution computes (runtime/cuda/conv_fusion.h). The target's epilogue_runs.
+bool cuda_runs_epilogue(const Graph& g, const fusion::Region& r);
+
 }  // namespace hf
 #endif

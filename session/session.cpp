@@ -156,6 +156,7 @@ Session::Session(const Graph& g, SessionTarget target, const MachinePeak& machin
 
   verify(graph_);
   options_.detect.epilogues = options_.epilogues && target_.epilogues;
+  options_.detect.epilogue_runs = target_.epilogue_runs;
   // `static` rewrites patterns instead of fusing regions: nothing to detect.
   if (options_.policy != FusionPolicy::Static)
     detection_ = fusion::detect_regions(graph_, options_.detect);

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 
+#include "fusion/detect.h"
 #include "fusion/kernel_cache.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/backend.h"
@@ -27,8 +28,10 @@ struct SessionTarget {
   // it compares (Backend::download).
   bool host_memory = true;
   // Whether the backend runs a Fused node carrying a HeavyEpilogue (runtime/ir/epilogue.h):
-  // then the session also detects epilogue regions (DetectOptions::epilogues).
+  // then the session also detects epilogue regions (DetectOptions::epilogues), those that
+  // `epilogue_runs` accepts when it is set (DetectOptions::epilogue_runs).
   bool epilogues = false;
+  std::function<bool(const Graph&, const fusion::Region&)> epilogue_runs;
   // Whether the executor's threads take every core this process may use: then a background
   // compiler is stopped while an iteration runs (it would share a core with one of them,
   // and a parallel kernel waits for its slowest thread) and runs after it instead.

@@ -182,9 +182,9 @@ TEST(ConvWinograd, RunTimeWeightsAreReadOnEveryCallConstantOnesOnce) {
 }
 
 // The post-ops in double on the direct convolution's output.
-double apply(const std::vector<cpu::ConvPostOp>& post, double v,
+double apply(const std::vector<ConvPostOp>& post, double v,
              const std::vector<std::vector<float>>& operands, int64_t flat, int64_t m) {
-  using P = cpu::ConvPostOp;
+  using P = ConvPostOp;
   for (const P& p : post) {
     if (p.kind == P::Relu) {
       v = v <= 0 ? 0 : v;
@@ -205,7 +205,7 @@ double apply(const std::vector<cpu::ConvPostOp>& post, double v,
 }
 
 TEST(ConvWinograd, PostOpsInTheOutputTransform) {
-  using P = cpu::ConvPostOp;
+  using P = ConvPostOp;
   P add_full{P::Add, 0, 0, 0}, relu{P::Relu}, mul_channel{P::Mul, 0, 0, 1, 0, true};
   P clip{P::Clip, -0.5f, 0.75f}, sub_literal{P::Sub, 0, 0, -1, 0.25f};
   P max_full{P::Max, 0, 0, 0}, min_channel{P::Min, 0, 0, 1, 0, true};

@@ -35,6 +35,7 @@
 #include "profiler/cupti_tracer.h"
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/conv_algo.h"
+#include "runtime/cuda/conv_fusion.h"
 #include "runtime/cuda/conv_layout.h"
 #include "runtime/cuda/cublas_api.h"
 #include "runtime/cuda/cuda_backend.h"
@@ -149,6 +150,84 @@ TEST(CudaConvLayout, NhwcUnlessNchwAndNothingElse) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "HOTFUSE_CUDA_LAYOUT='NHWC8': expected nhwc or nchw");
   }
+}
+
+// ---- Conv epilogues on CUDA: cuDNN's fused convolution (conv_fusion.h) ---------------------
+
+// Detection with the CUDA target's filter: what each graph's epilogue regions are, and what
+// the regions left to NVRTC hold.
+struct CudaEpilogues {
+  std::vector<std::string> epilogues;  // HeavyEpilogue::summary() of each epilogue region
+  int jit_regions = 0;
+};
+CudaEpilogues cuda_epilogues(const std::string& extra_inputs, const std::string& nodes,
+                             const char* layout = "") {
+  const Graph g = parse_graph_json(
+      std::string(R"({"name": "e", "inputs": [{"name": "x", "dtype": "f32", "shape": )") +
+          (*layout ? "[1,6,6,4]" : "[1,4,6,6]") +
+          R"(}, {"name": "w", "dtype": "f32", "shape": [4,4,3,3]},
+          {"name": "b", "dtype": "f32", "shape": [4]}, {"name": "r", "dtype": "f32", "shape": )" +
+          (*layout ? "[1,6,6,4]" : "[1,4,6,6]") + "}" + extra_inputs +
+          R"(], "nodes": [{"name": "c", "op": "Conv", "attrs": {"pads": [1,1,1,1])" + layout +
+          R"(}, "inputs": ["x", "w", "b"]}, )" + nodes + R"(], "outputs": ["out:0"]})",
+      "e");
+  fusion::DetectOptions o;
+  o.epilogues = true;
+  o.epilogue_runs = cuda_runs_epilogue;
+  CudaEpilogues out;
+  for (const fusion::Region& r : fusion::detect_regions(g, o).regions) {
+    if (r.heavy)
+      out.epilogues.push_back(fusion::build_region_kernel(g, r).epilogue->summary());
+    else
+      ++out.jit_regions;
+  }
+  return out;
+}
+
+TEST(CudaConvFusion, ReluOrResidualAddThenReluAndNothingElse) {
+  auto relu = [](const char* name, const char* in) {
+    return std::string(R"({"name": ")") + name +
+           R"(", "op": "Elemwise", "mode": "RELU", "inputs": [")" + in + R"("]})";
+  };
+  auto binary = [](const char* name, const char* mode, const char* a, const char* b) {
+    return std::string(R"({"name": ")") + name + R"(", "op": "Elemwise", "mode": ")" + mode +
+           R"(", "inputs": [")" + a + R"(", ")" + b + R"("]})";
+  };
+  // Fused: a ReLU; a residual add (either operand order) then a ReLU; in NCHW and NHWC.
+  for (const char* layout : {"", R"(, "layout": "NHWC")"}) {
+    SCOPED_TRACE(layout);
+    EXPECT_EQ(cuda_epilogues("", relu("out", "c:0"), layout).epilogues,
+              std::vector<std::string>{"Conv+RELU"});
+    EXPECT_EQ(cuda_epilogues("", binary("s", "ADD", "c:0", "r") + ", " + relu("out", "s:0"), layout)
+                  .epilogues,
+              std::vector<std::string>{"Conv+ADD+RELU"});
+    EXPECT_EQ(cuda_epilogues("", binary("s", "ADD", "r", "c:0") + ", " + relu("out", "s:0"), layout)
+                  .epilogues,
+              std::vector<std::string>{"Conv+ADD+RELU"});
+  }
+  // Not cuDNN's form: left to NVRTC regions, not lost to fusion.
+  const std::string clip =
+      R"({"name": "lo", "op": "Constant", "attrs": {"dtype": "f32", "shape": [1], "value": [0]}, "inputs": []},
+      {"name": "hi", "op": "Constant", "attrs": {"dtype": "f32", "shape": [1], "value": [6]}, "inputs": []},
+      {"name": "clip", "op": "Elemwise", "mode": "CLIP", "inputs": ["c:0", "lo:0", "hi:0"]},
+      {"name": "out", "op": "Elemwise", "mode": "MUL", "inputs": ["clip:0", "r"]})";
+  const CudaEpilogues clipped = cuda_epilogues("", clip);
+  EXPECT_TRUE(clipped.epilogues.empty());
+  EXPECT_EQ(clipped.jit_regions, 1);
+  const CudaEpilogues add_only = cuda_epilogues("", binary("out", "ADD", "c:0", "r"));
+  EXPECT_TRUE(add_only.epilogues.empty());
+  const CudaEpilogues relu_then_add =
+      cuda_epilogues("", relu("s", "c:0") + ", " + binary("out", "ADD", "s:0", "r"));
+  EXPECT_TRUE(relu_then_add.epilogues.empty());
+  EXPECT_EQ(relu_then_add.jit_regions, 1);
+  // A per-channel add is a second bias, not a residual.
+  const CudaEpilogues per_channel =
+      cuda_epilogues(R"(, {"name": "k", "dtype": "f32", "shape": [1,4,1,1]})",
+                     binary("s", "ADD", "c:0", "k") + ", " + relu("out", "s:0"));
+  EXPECT_TRUE(per_channel.epilogues.empty());
+  const CudaEpilogues sub =
+      cuda_epilogues("", binary("s", "SUB", "c:0", "r") + ", " + relu("out", "s:0"));
+  EXPECT_TRUE(sub.epilogues.empty());
 }
 
 // ---- cuDNN's algorithm, measured once per shape and kept (conv_algo.h) ----------------------

@@ -172,9 +172,11 @@ TEST(CudaSession, HotChainIsKeptAndFaster) {
 }
 
 // A residual block and a pool: its Conv chain runs in NHWC on the device (HOTFUSE_CUDA_LAYOUT
-// unset), one transpose in and one out, and every iteration matches the CPU backend running
-// the graph as given; a backend made with HOTFUSE_CUDA_LAYOUT=nchw keeps the graph's NCHW.
-TEST(CudaSession, ConvChainsRunInNhwcAndMatchTheCpu) {
+// unset), one transpose in and one out; under --fusion all its Conv+RELU and Conv+ADD+RELU
+// epilogues run as cuDNN's fused convolution, validated and swapped in; and every iteration
+// matches the CPU backend running the graph as given. A backend made with
+// HOTFUSE_CUDA_LAYOUT=nchw keeps the graph's NCHW, and fuses the same epilogues.
+TEST(CudaSession, ConvChainsRunInNhwcWithFusedEpiloguesAndMatchTheCpu) {
   REQUIRE_CUDA_DEVICE();
   ScopedEnv strict("HOTFUSE_F32_PRECISION", "highest");  // FMA math, as the CPU's
   Graph g = parse_graph_json(
@@ -209,11 +211,12 @@ TEST(CudaSession, ConvChainsRunInNhwcAndMatchTheCpu) {
     const cuda::DeviceStatus& d = cuda::device_status();
     fusion::KernelCache cache(cuda_toolchain(d.arch), env.workdir, env.disk);
     SessionOptions o;
+    o.policy = FusionPolicy::All;
     o.sync_compile = true;
     o.warmup_min_s = 0;
     Session s(g, cuda_session_target(b, cache), device_machine(), o);
     EXPECT_EQ(nhwc_convs(s.graph()), want_nhwc);
-    for (int i = 0; i < 60 && !s.settled(); ++i) {
+    for (int i = 0; i < 60 && (!s.settled() || i < 40); ++i) {
       std::span<const TensorView> res = s.run(in.views);
       ASSERT_EQ(res.size(), 1u);
       HostTensor got(res[0].dtype, res[0].shape);
@@ -222,6 +225,15 @@ TEST(CudaSession, ConvChainsRunInNhwcAndMatchTheCpu) {
       EXPECT_EQ(m.index, -1) << "iteration " << i << " element " << m.index << ": cpu "
                              << m.expected << ", cuda " << m.actual;
     }
+    EXPECT_TRUE(s.settled()) << phase_name(s.phase());
+    std::vector<std::string> fused;
+    for (const RegionRecord& r : s.regions()) {
+      EXPECT_NE(r.state, RegionState::Failed) << r.kernel << ": " << r.reason;
+      if (r.state == RegionState::Swapped) fused.push_back(r.kernel);
+      if (r.kernel.rfind("Conv+", 0) == 0)
+        EXPECT_EQ(r.validation.rfind("passed", 0), 0u) << r.kernel << ": " << r.validation;
+    }
+    EXPECT_EQ(fused, (std::vector<std::string>{"Conv+RELU", "Conv+ADD+RELU"}));
   };
   {
     SCOPED_TRACE("nhwc");

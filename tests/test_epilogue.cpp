@@ -18,10 +18,10 @@
 #include "fusion/detect.h"
 #include "fusion/region_spec.h"
 #include "runtime/cpu/cpu_backend.h"
-#include "runtime/cpu/epilogue_post_ops.h"
 #include "runtime/exec/executor.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
+#include "runtime/ir/conv_post_ops.h"
 #include "runtime/ir/epilogue.h"
 #include "runtime/ir/nhwc_layout.h"
 #include "session/session.h"
@@ -359,8 +359,7 @@ TEST(EpilogueNumerics, PostOpsMapOnlyWhatTheyComputeExactly) {
         fusion::RegionKernel k = fusion::build_region_kernel(g, r);
         std::vector<Shape> shapes;
         for (ValueId v : k.live_ins) shapes.push_back(g.value(v).shape);
-        return cpu::conv_epilogue(*k.epilogue, shapes, g.value(k.outputs[0]).shape, false)
-            .has_value();
+        return conv_epilogue(*k.epilogue, shapes, g.value(k.outputs[0]).shape, false).has_value();
       }
     return false;
   };

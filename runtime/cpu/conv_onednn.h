@@ -23,8 +23,8 @@
 #include <span>
 #include <vector>
 
-#include "runtime/cpu/conv_post_op.h"
 #include "runtime/cpu/out_block.h"
+#include "runtime/ir/conv_post_ops.h"
 #include "runtime/ir/nn_geometry.h"
 
 namespace hf::cpu {

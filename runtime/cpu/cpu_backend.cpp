@@ -5,13 +5,13 @@
 #include <stdexcept>
 
 #include "runtime/cpu/conv_onednn.h"
-#include "runtime/cpu/epilogue_post_ops.h"
 #include "runtime/cpu/epilogue_program.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/matmul_onednn.h"
 #include "runtime/cpu/nn_kernels.h"
 #include "runtime/cpu/resample_kernels.h"
 #include "runtime/ir/constant.h"
+#include "runtime/ir/conv_post_ops.h"
 #include "runtime/ir/epilogue.h"
 #include "runtime/ir/error.h"
 #include "runtime/ir/op_table.h"

@@ -39,7 +39,7 @@ cudnnDataType_t cudnn_type(DType t, const std::string& node) {
 }  // namespace
 
 CudnnConv::CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAllocator& alloc,
-                     const std::string& node, ConvAlgoMemo* memo)
+                     const std::string& node, ConvAlgoMemo* memo, bool fused_relu)
     : h_(h), alloc_(alloc), node_(node) {
   const CudnnConvShape s = cudnn_conv_shape(g, node);
   const cudnnDataType_t t = cudnn_type(dt, node);
@@ -84,6 +84,15 @@ CudnnConv::CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAl
                   "]");
     cudnn_check(cudnnSetTensor4dDescriptor(y_, format, t, s.n, s.m, s.oh, s.ow),
                 node + ": output descriptor");
+    if (fused_relu) {
+      cudnn_check(cudnnCreateTensorDescriptor(&bias_), "cudnnCreateTensorDescriptor");
+      cudnn_check(cudnnSetTensor4dDescriptor(bias_, format, t, 1, s.m, 1, 1),
+                  node + ": bias descriptor");
+      cudnn_check(cudnnCreateActivationDescriptor(&relu_), "cudnnCreateActivationDescriptor");
+      cudnn_check(
+          cudnnSetActivationDescriptor(relu_, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0),
+          node + ": ReLU descriptor");
+    }
 
     // A candidate set up: its math type on the descriptor (strict f32 keeps FMA math), its
     // workspace sized and allocated. A workspace the allocator cannot give (out of memory,
@@ -210,6 +219,10 @@ void CudnnConv::release() {
   ws_ = nullptr;
   if (padded_) alloc_.free(padded_);
   padded_ = nullptr;
+  if (relu_) cudnnDestroyActivationDescriptor(relu_);
+  if (bias_) cudnnDestroyTensorDescriptor(bias_);
+  relu_ = nullptr;
+  bias_ = nullptr;
   if (conv_) cudnnDestroyConvolutionDescriptor(conv_);
   if (w_) cudnnDestroyFilterDescriptor(w_);
   if (y_) cudnnDestroyTensorDescriptor(y_);
@@ -219,8 +232,7 @@ void CudnnConv::release() {
   x_ = y_ = nullptr;
 }
 
-void CudnnConv::run(const void* x, const void* w, void* y) {
-  const float one = 1.0f, zero = 0.0f;  // float scaling factors for float and half data
+const void* CudnnConv::input(const void* x) {
   if (padded_) {
     // The input's images into the middle of the padded ones: one 3-D strided copy of N*C
     // planes of rows of W elements (NCHW), or of N images of rows of W*C elements (NHWC).
@@ -238,9 +250,26 @@ void CudnnConv::run(const void* x, const void* w, void* y) {
     cuda_check(cudaMemcpy3DAsync(&p, st), node_ + ": copying the input into its padding");
     x = padded_;
   }
+  return x;
+}
+
+void CudnnConv::run(const void* x, const void* w, void* y) {
+  const float one = 1.0f, zero = 0.0f;  // float scaling factors for float and half data
+  x = input(x);
   cudnn_check(
       cudnnConvolutionForward(h_, &one, x_, x, w_, w, conv_, algo_, ws_, ws_bytes_, &zero, y_, y),
       node_ + ": cudnnConvolutionForward");
+}
+
+void CudnnConv::run_fused(const void* x, const void* w, const void* bias, const void* z, void* y) {
+  if (!relu_) throw Error(node_ + ": cuDNN's fused convolution was not set up");
+  const float one = 1.0f, zero = 0.0f;
+  x = input(x);
+  // Without a residual, z is y itself with a zero factor (cuDNN allows z to alias y).
+  cudnn_check(cudnnConvolutionBiasActivationForward(h_, &one, x_, x, w_, w, conv_, algo_, ws_,
+                                                    ws_bytes_, z ? &one : &zero, y_, z ? z : y,
+                                                    bias_, bias, relu_, y_, y),
+              node_ + ": cudnnConvolutionBiasActivationForward");
 }
 
 }  // namespace hf::cuda

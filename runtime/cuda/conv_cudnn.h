@@ -29,13 +29,17 @@ class CudnnConv {
   // shape it does not know is measured (cudnnFindConvolutionForwardAlgorithmEx) and the
   // fastest usable algorithm kept; without one, or when measuring cannot run, cuDNN's
   // heuristics choose.
+  // fused_relu: run_fused() may be called (cuDNN's fused convolution, conv_fusion.h).
   CudnnConv(cudnnHandle_t h, const ConvGeometry& g, DType dt, CachingAllocator& alloc,
-            const std::string& node, ConvAlgoMemo* memo = nullptr);
+            const std::string& node, ConvAlgoMemo* memo = nullptr, bool fused_relu = false);
   ~CudnnConv();
   CudnnConv(const CudnnConv&) = delete;
   CudnnConv& operator=(const CudnnConv&) = delete;
 
   void run(const void* x, const void* w, void* y);  // y = conv(x, w), on the handle's stream
+  // y = relu(conv(x, w) + z + bias[m]) in one call (cudnnConvolutionBiasActivationForward;
+  // z null: no residual), on the handle's stream. ReLU propagates NaN, as the graph's.
+  void run_fused(const void* x, const void* w, const void* bias, const void* z, void* y);
   cudnnConvolutionFwdAlgo_t algorithm() const { return algo_; }
   size_t workspace_bytes() const { return ws_bytes_; }
   const std::string& note() const { return note_; }  // "" unless the algorithm was degraded
@@ -44,6 +48,8 @@ class CudnnConv {
 
  private:
   void release();  // frees the workspace and destroys the descriptors made so far
+  // x, or (prepad) x copied into the zero-bordered buffer, which is returned.
+  const void* input(const void* x);
   std::vector<cudnnConvolutionFwdAlgoPerf_t> measure();
 
   cudnnHandle_t h_;
@@ -52,6 +58,8 @@ class CudnnConv {
   cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr;
   cudnnFilterDescriptor_t w_ = nullptr;
   cudnnConvolutionDescriptor_t conv_ = nullptr;
+  cudnnTensorDescriptor_t bias_ = nullptr;      // fused_relu: [1, M, 1, 1]
+  cudnnActivationDescriptor_t relu_ = nullptr;  // fused_relu
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   void* ws_ = nullptr;
   size_t ws_bytes_ = 0;

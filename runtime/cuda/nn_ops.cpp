@@ -4,11 +4,14 @@
 
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/conv_cudnn.h"
+#include "runtime/cuda/conv_fusion.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/kernels.h"
 #include "runtime/cuda/nn_kernels.h"
 #include "runtime/ir/constant.h"
+#include "runtime/ir/conv_post_ops.h"
+#include "runtime/ir/epilogue.h"
 #include "runtime/ir/nn_geometry.h"
 
 namespace hf::cuda {
@@ -19,37 +22,57 @@ cudaStream_t stream_of(const CudaBackend& b) {
   return static_cast<cudaStream_t>(b.stream());
 }
 
+// Where a Conv kernel's operands are among its node's inputs: a Conv node's own (x, w and
+// maybe a bias), or a Fused node's with a HeavyEpilogue (its heavy_inputs, and maybe the
+// residual its epilogue adds).
+struct ConvOperands {
+  int x = 0, w = 1, bias = -1, residual = -1;
+  bool relu = false;  // cuDNN's fused convolution: y = relu(conv + residual + bias)
+};
+
 // y = conv(x, w) by cuDNN, then + bias[c] by the Elemwise ADD kernel reading the bias with
 // strides 0 but along the channel axis, in place (each element is read before its own thread
-// writes it). NHWC (the rewrite of Conv chains): cuDNN reads KRSC weights, which the strided
-// copy kernel writes from the graph's [M, C/group, kh, kw] into a buffer of the kernel's own:
-// once for a constant (written once per plan, runtime/ir/constant.h), every run otherwise.
+// writes it). Fused (conv_fusion.h): one cudnnConvolutionBiasActivationForward, with zeros
+// for a missing bias. NHWC (the rewrite of Conv chains): cuDNN reads KRSC weights, which the
+// strided copy kernel writes from the graph's [M, C/group, kh, kw] into a buffer of the
+// kernel's own: once for a constant (written once per plan, runtime/ir/constant.h), every
+// run otherwise.
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(CudaBackend& b, const ConvGeometry& g, DType dt, bool bias, bool constant_weights,
-             const std::string& node)
+  ConvKernel(CudaBackend& b, const ConvGeometry& g, DType dt, ConvOperands at,
+             bool constant_weights, const std::string& node)
       : conv_(static_cast<cudnnHandle_t>(b.cudnn(node)), g, dt, b.allocator(), node,
-              &b.conv_algos()),
+              &b.conv_algos(), at.relu),
         alloc_(b.allocator()),
-        bias_(bias),
+        at_(at),
         constant_weights_(constant_weights),
         stream_(stream_of(b)),
         sms_(b.device().sm_count) {
     if (!conv_.note().empty()) std::cerr << "hotfuse: " << conv_.note() << "\n";
     const i64 kh = g.win.k[0], kw = g.win.k[1], cg = g.c / g.group;
-    if (g.nhwc) {
-      krsc_.nin = 1;
-      krsc_.rank = 4;
-      const i64 shape[4] = {g.m, kh, kw, cg}, from[4] = {cg * kh * kw, kw, 1, kh * kw};
-      for (int d = 0; d < 4; ++d) {
-        krsc_.shape[d] = shape[d];
-        krsc_.in_strides[0][d] = from[d];
+    try {
+      if (g.nhwc) {
+        krsc_.nin = 1;
+        krsc_.rank = 4;
+        const i64 shape[4] = {g.m, kh, kw, cg}, from[4] = {cg * kh * kw, kw, 1, kh * kw};
+        for (int d = 0; d < 4; ++d) {
+          krsc_.shape[d] = shape[d];
+          krsc_.in_strides[0][d] = from[d];
+        }
+        krsc_.numel = g.m * kh * kw * cg;
+        krsc_.in_dtype = krsc_.out_dtype = dt;
+        krsc_.out = alloc_.alloc(static_cast<size_t>(krsc_.numel) * dtype_size(dt));
       }
-      krsc_.numel = g.m * kh * kw * cg;
-      krsc_.in_dtype = krsc_.out_dtype = dt;
-      krsc_.out = alloc_.alloc(static_cast<size_t>(krsc_.numel) * dtype_size(dt));
+      if (at_.relu && at_.bias < 0) {
+        const size_t bytes = static_cast<size_t>(g.m) * dtype_size(dt);
+        zero_bias_ = alloc_.alloc(bytes);
+        cuda_check(cudaMemsetAsync(zero_bias_, 0, bytes, stream_), node + ": zeroing its bias");
+      }
+    } catch (...) {
+      release();
+      throw;
     }
-    if (!bias_) return;
+    if (at_.relu || at_.bias < 0) return;
     add_.nin = 2;
     add_.rank = 4;
     const i64 shape[4] = {g.n, g.nhwc ? g.win.out[0] : g.m, g.nhwc ? g.win.out[1] : g.win.out[0],
@@ -65,11 +88,9 @@ class ConvKernel final : public Kernel {
     add_.in_dtype = add_.out_dtype = dt;
     add_.dense = false;
   }
-  ~ConvKernel() override {
-    if (krsc_.out) alloc_.free(krsc_.out);
-  }
+  ~ConvKernel() override { release(); }
   void run(std::span<const TensorView> in, std::span<const TensorView> out) override {
-    const void* w = in[1].data;
+    const void* w = in[at_.w].data;
     if (krsc_.out) {
       if (!constant_weights_ || krsc_.in[0] != w) {
         krsc_.in[0] = w;
@@ -77,19 +98,33 @@ class ConvKernel final : public Kernel {
       }
       w = krsc_.out;
     }
-    conv_.run(in[0].data, w, out[0].data);
-    if (!bias_) return;
+    if (at_.relu) {
+      conv_.run_fused(in[at_.x].data, w, at_.bias >= 0 ? in[at_.bias].data : zero_bias_,
+                      at_.residual >= 0 ? in[at_.residual].data : nullptr, out[0].data);
+      return;
+    }
+    conv_.run(in[at_.x].data, w, out[0].data);
+    if (at_.bias < 0) return;
     add_.in[0] = out[0].data;
-    add_.in[1] = in[2].data;
+    add_.in[1] = in[at_.bias].data;
     add_.out = out[0].data;
     launch_elemwise(Mode::ADD, add_, stream_, sms_);
   }
 
  private:
+  void release() {
+    if (krsc_.out) alloc_.free(krsc_.out);
+    if (zero_bias_) alloc_.free(zero_bias_);
+    krsc_.out = zero_bias_ = nullptr;
+  }
+
   CudnnConv conv_;
   CachingAllocator& alloc_;
-  bool bias_, constant_weights_;
-  EwParams add_, krsc_;  // krsc_.out: the KRSC weights (NHWC only), krsc_.in[0]: their source
+  ConvOperands at_;
+  bool constant_weights_;
+  EwParams add_;
+  EwParams krsc_;              // krsc_.out: the KRSC weights (NHWC only); krsc_.in[0]: their source
+  void* zero_bias_ = nullptr;  // fused without a bias: M zeros
   cudaStream_t stream_;
   int sms_;
 };
@@ -210,8 +245,9 @@ std::unique_ptr<Kernel> make_nn_kernel(CudaBackend& b, const Graph& g, const Nod
   switch (n.op) {
     case OpType::Conv: {
       ConvGeometry geo = conv_geometry(n, in0.shape, g.value(n.inputs[1]).shape);
-      return std::make_unique<ConvKernel>(b, geo, in0.dtype, n.inputs.size() == 3,
-                                          is_constant(g, n.inputs[1]), node);
+      ConvOperands at;
+      if (n.inputs.size() == 3) at.bias = 2;
+      return std::make_unique<ConvKernel>(b, geo, in0.dtype, at, is_constant(g, n.inputs[1]), node);
     }
     case OpType::MaxPool:
     case OpType::AveragePool: {
@@ -271,6 +307,29 @@ std::unique_ptr<Kernel> make_nn_kernel(CudaBackend& b, const Graph& g, const Nod
     default:
       throw Error(node + ": not a convolution, pooling or data-movement op");
   }
+}
+
+std::unique_ptr<Kernel> make_epilogue_kernel(CudaBackend& b, const Graph& g, const Node& n) {
+  const auto* e = dynamic_cast<const HeavyEpilogue*>(n.payload.get());
+  if (!e) throw Error(describe(n) + ": not a heavy op with an epilogue");
+  const std::string node = describe(n);
+  if (e->heavy.op != OpType::Conv) throw Error(node + ": " + kCudnnConvFusionForm);
+  const std::vector<int>& hi = e->heavy_inputs;
+  std::vector<Shape> shapes;
+  for (ValueId v : n.inputs) shapes.push_back(g.value(v).shape);
+  const Value& x = g.value(n.inputs[hi.at(0)]);
+  const ConvGeometry geo = conv_geometry(e->heavy, x.shape, shapes.at(hi.at(1)));
+  const std::optional<ConvEpilogue> post =
+      conv_epilogue(*e, shapes, g.value(n.outputs[0]).shape, geo.nhwc);
+  const std::optional<CudnnConvFusion> fused = post ? cudnn_conv_fusion(*post) : std::nullopt;
+  if (!fused) throw Error(node + ": " + kCudnnConvFusionForm);
+  ConvOperands at;
+  at.x = hi[0];
+  at.w = hi[1];
+  at.bias = hi.size() > 2 ? hi[2] : -1;
+  at.residual = fused->residual;
+  at.relu = true;
+  return std::make_unique<ConvKernel>(b, geo, x.dtype, at, is_constant(g, n.inputs[hi[1]]), node);
 }
 
 }  // namespace hf::cuda

@@ -1,8 +1,8 @@
-#include "runtime/cpu/epilogue_post_ops.h"
+#include "runtime/ir/conv_post_ops.h"
 
 #include <algorithm>
 
-namespace hf::cpu {
+namespace hf {
 
 namespace {
 
@@ -97,4 +97,4 @@ std::optional<ConvEpilogue> conv_epilogue(const HeavyEpilogue& e, const std::vec
   return c;
 }
 
-}  // namespace hf::cpu
+}  // namespace hf
