@@ -5,12 +5,14 @@
 //   strided    grid-stride over elements, the N-d index unravelled per element in int
 //              arithmetic when every offset fits (fits32), else in long long
 //   reduce     a warp per short row, a block per long row; shuffles + shared memory
-//   row stages a block per row; per phase (fusion/row_stages.h) an at() and a block
-//              reduction every thread receives, the per-row math in every thread
+//   row stages a warp per short row, a block per long one; per phase (fusion/row_stages.h)
+//              an at() and a warp or block reduction every thread of the row receives,
+//              the per-row math in every one of them
 #include "fusion/codegen_cuda.h"
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 
 #include "fusion/codegen_common.h"
@@ -306,9 +308,11 @@ void print_finish(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info) {
       p.line("p.out", o, "[row] = ", store_value("v", rd, s.outputs[o].dtype), ";");
 }
 
-// A row-stage kernel (fusion/row_stages.h): a block per row, grid-strided. Each phase is
-// at<I>() in namespace s<j>; reducing phases end in block_reduce, which gives every thread
-// the row value, so the per-row math runs (redundantly, it is scalar) in every thread.
+// A row-stage kernel (fusion/row_stages.h): rows of at most kCudaWarpRowStagesMax elements
+// a warp each (the reductions shuffles only: many rows in flight, no barrier), longer rows a
+// block each; grid-strided. Each phase is at<I>() in namespace s<j>; reducing phases end in a
+// reduction every thread of the row's warp or block receives, so the per-row math runs
+// (redundantly, it is scalar) in every one of them.
 void print_row_stages(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info,
                       const RowStagePlan& plan) {
   const size_t n_in = s.inputs.size();
@@ -334,43 +338,67 @@ void print_row_stages(SourcePrinter& p, const KernelSpec& s, const SpecInfo& inf
   p.line("long long len = 1;");
   p.line("for (int d = ", s.row_axis, "; d < ", s.rank, "; ++d) len *= p.shape[d];");
   p.line("if (len <= 0) return;");
+  p.line("const long long n_rows = p.numel / len;");
   for (int c : plan.row_constants) print_row_value(p, s, c);
-  auto rows = p.block("for (long long row = blockIdx.x; row < p.numel / len; row += gridDim.x)");
-  print_row_input_loads(
-      p, s, plan.row_inputs, "p.shape",
-      [](int k, int d) {
-        return "p.in" + std::to_string(k) + "_strides[" + std::to_string(d) + "]";
-      },
-      [](int k) { return "p.in" + std::to_string(k); });
-  for (size_t j = 0; j < plan.phases.size(); ++j) {
-    const RowPhase& ph = plan.phases[j];
-    for (int i : plan.row_exprs_before[j]) print_row_value(p, s, i);
-    std::vector<std::string> args = {"p", "(I)(row * len + j)"};
-    for (size_t k = 0; k < ph.spec.inputs.size(); ++k)
-      if (infos[j].input[k] == InputUse::Scalar)
-        args.push_back(k < n_in ? "x" + std::to_string(k)
-                                : "e" + std::to_string(ph.row_values[k - n_in]));
-    const std::string at = "s" + std::to_string(j) + "::at<I>(";
-    if (ph.row_reduce < 0) {
-      p.line("for (long long j = threadIdx.x; j < len; j += blockDim.x) ", at, join(args), ");");
-      continue;
-    }
-    const SpecExpr& r = s.exprs[static_cast<size_t>(ph.row_reduce)];
-    const std::string a = "a" + std::to_string(ph.row_reduce);
-    const std::string op = reduce_op(r.reduce_mode);
-    p.line("float ", a, " = ", op, "::identity<float>();");
-    {
-      auto loop = p.block("for (long long j = threadIdx.x; j < len; j += blockDim.x)");
-      p.line("float x;");
-      args.push_back("x");
-      p.line(at, join(args), ");");
-      p.line(a, " = ", op, "::step(", a, ", x);");
-    }
-    p.line(a, " = ::hf::fusion::gen::block_reduce<", op, ">(", a, ", scratch);");
-    if (r.reduce_mode == ReduceMode::MEAN)
-      p.line(a, " = ::hf::fusion::gen::mean_of(", a, ", len);");
-    p.line("const float e", ph.row_reduce, " = ", convert_value(a, DType::F32, r.dtype), ";");
+  // One row's phases: `first`/`step` walk the row's elements among the threads sharing it,
+  // `reduce(a)` gives all of them the reduction of their partial values.
+  auto row_body =
+      [&](const std::string& first, const std::string& step,
+          const std::function<std::string(const std::string&, const std::string&)>& reduce) {
+        print_row_input_loads(
+            p, s, plan.row_inputs, "p.shape",
+            [](int k, int d) {
+              return "p.in" + std::to_string(k) + "_strides[" + std::to_string(d) + "]";
+            },
+            [](int k) { return "p.in" + std::to_string(k); });
+        for (size_t j = 0; j < plan.phases.size(); ++j) {
+          const RowPhase& ph = plan.phases[j];
+          for (int i : plan.row_exprs_before[j]) print_row_value(p, s, i);
+          std::vector<std::string> args = {"p", "(I)(row * len + j)"};
+          for (size_t k = 0; k < ph.spec.inputs.size(); ++k)
+            if (infos[j].input[k] == InputUse::Scalar)
+              args.push_back(k < n_in ? "x" + std::to_string(k)
+                                      : "e" + std::to_string(ph.row_values[k - n_in]));
+          const std::string at = "s" + std::to_string(j) + "::at<I>(";
+          const std::string loop = "for (long long j = " + first + "; j < len; j += " + step + ")";
+          if (ph.row_reduce < 0) {
+            p.line(loop, " ", at, join(args), ");");
+            continue;
+          }
+          const SpecExpr& r = s.exprs[static_cast<size_t>(ph.row_reduce)];
+          const std::string a = "a" + std::to_string(ph.row_reduce);
+          const std::string op = reduce_op(r.reduce_mode);
+          p.line("float ", a, " = ", op, "::identity<float>();");
+          {
+            auto body = p.block(loop);
+            p.line("float x;");
+            args.push_back("x");
+            p.line(at, join(args), ");");
+            p.line(a, " = ", op, "::step(", a, ", x);");
+          }
+          p.line(a, " = ", reduce(op, a), ";");
+          if (r.reduce_mode == ReduceMode::MEAN)
+            p.line(a, " = ::hf::fusion::gen::mean_of(", a, ", len);");
+          p.line("const float e", ph.row_reduce, " = ", convert_value(a, DType::F32, r.dtype), ";");
+        }
+      };
+  auto branch = p.block("if (len <= ", kCudaWarpRowStagesMax, ")");
+  p.line("const int lane = threadIdx.x & 31;");
+  p.line("const long long warps = blockDim.x >> 5;");
+  {
+    // Warp-uniform: every lane of a warp takes the same rows, so the shuffles see all 32.
+    auto rows = p.block(
+        "for (long long row = blockIdx.x * warps + (threadIdx.x >> 5); row < n_rows; row += "
+        "gridDim.x * warps)");
+    row_body("lane", "32", [](const std::string& op, const std::string& a) {
+      return "::hf::fusion::gen::warp_reduce<" + op + ">(" + a + ")";
+    });
   }
+  p.next_branch("else");
+  auto rows = p.block("for (long long row = blockIdx.x; row < n_rows; row += gridDim.x)");
+  row_body("threadIdx.x", "blockDim.x", [](const std::string& op, const std::string& a) {
+    return "::hf::fusion::gen::block_reduce<" + op + ">(" + a + ", scratch)";
+  });
 }
 
 }  // namespace
@@ -445,11 +473,12 @@ int cuda_vector_width(const KernelSpec& spec) {
 CudaLaunch cuda_launch_config(const KernelSpec& spec, const KernelArgs& args, int sm_count) {
   const long long cap = static_cast<long long>(std::max(sm_count, 1)) * 32;
   long long blocks;
-  if (spec.row_stages()) {  // a block per row
+  if (spec.row_stages()) {  // a warp per short row, a block per long one
     long long len = 1;
     for (int d = spec.row_axis; d < spec.rank; ++d) len *= args.shape[d];
     if (len <= 0 || args.numel <= 0) return {0, kCudaBlock};
-    blocks = args.numel / len;
+    const long long rows = args.numel / len;
+    blocks = len <= kCudaWarpRowStagesMax ? (rows + kCudaBlock / 32 - 1) / (kCudaBlock / 32) : rows;
   } else if (spec.reduce) {
     if (args.rows <= 0) return {0, kCudaBlock};
     blocks = args.row_len <= kCudaWarpRowMax ? (args.rows + kCudaBlock / 32 - 1) / (kCudaBlock / 32)

@@ -26,8 +26,10 @@
 // - with a reduce: blockDim.x a multiple of 32, at most 1024. Rows of at most
 //   kCudaWarpRowMax elements take one warp each (shuffle reduction), longer rows one block
 //   each (shuffles, then 32 partials in shared memory); rows are grid-strided.
-// - row stages (KernelSpec::row_axis): blockDim.x a multiple of 32, at most 1024; a block
-//   per row, grid-strided; each phase's reduce is a block reduction every thread receives.
+// - row stages (KernelSpec::row_axis): blockDim.x a multiple of 32, at most 1024. Rows of
+//   at most kCudaWarpRowStagesMax elements take one warp each (each phase's reduce a warp
+//   shuffle every lane receives: many rows in flight, no barrier), longer rows one block
+//   each (a block reduction every thread receives); rows are grid-strided.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +46,10 @@ std::string generate_cuda(const KernelSpec& spec, const std::string& kernel_name
 
 inline constexpr int kCudaBlock = 256;
 inline constexpr long long kCudaWarpRowMax = 512;
+// A row-stage kernel reads its row once per phase: a warp takes longer rows than a single
+// reduction's, so that a normalisation over a transformer's hidden size (768-4096) runs as
+// many rows at once as the device holds warps.
+inline constexpr long long kCudaWarpRowStagesMax = 4096;
 
 struct CudaParam {
   enum class Kind : uint8_t { Input, Output, Shape, InStrides, Numel, Rows, RowLen };

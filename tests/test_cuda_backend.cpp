@@ -459,6 +459,34 @@ TEST(CudaToolchain, CompilesCubinForAKnownArchAndPtxBeyondIt) {
             "PTX compute_" + newest + " from NVRTC, compiled for sm_1000 by the driver at load");
 }
 
+// A row-stage kernel (LayerNorm) takes a warp per row up to kCudaWarpRowStagesMax elements,
+// kCudaBlock / 32 rows per block, and a block per longer row; at most 32 blocks per SM.
+TEST(CudaToolchain, RowStageLaunchesAWarpPerShortRowAndABlockPerLongOne) {
+  Graph g = example("layernorm");
+  const fusion::Detection d = fusion::detect_regions(g);
+  ASSERT_EQ(d.regions.size(), 1u);
+  const fusion::RegionKernel k = fusion::build_region_kernel(g, d.regions[0]);
+  ASSERT_TRUE(k.spec.row_stages());
+  ASSERT_EQ(k.spec.rank, 2);
+  auto launch = [&](long long rows, long long len, int sms) {
+    fusion::KernelArgs a{};
+    a.shape[0] = rows;
+    a.shape[1] = len;
+    a.numel = rows * len;
+    return fusion::cuda_launch_config(k.spec, a, sms);
+  };
+  const unsigned per_block = fusion::kCudaBlock / 32;
+  EXPECT_EQ(launch(1000, 1024, 132).grid, (1000 + per_block - 1) / per_block);
+  EXPECT_EQ(launch(1000, fusion::kCudaWarpRowStagesMax, 132).grid,
+            (1000 + per_block - 1) / per_block);
+  EXPECT_EQ(launch(1000, fusion::kCudaWarpRowStagesMax + 1, 132).grid, 1000u);
+  EXPECT_EQ(launch(65536, 8192, 132).grid, 132u * 32);
+  EXPECT_EQ(launch(65536, 1024, 132).grid, 132u * 32);  // 8192 blocks of rows, capped
+  EXPECT_EQ(launch(4000, 1024, 132).grid, 4000u / per_block);
+  EXPECT_EQ(launch(0, 1024, 132).grid, 0u);
+  EXPECT_EQ(launch(1000, 1024, 132).block, static_cast<unsigned>(fusion::kCudaBlock));
+}
+
 // What FusingCudaBackend loads: NVRTC PTX for the device arch with the entry point
 // cudaLibraryGetKernel looks up (the e2e suite compiles the examples for sm_80/sm_90).
 TEST(CudaToolchain, RandomDagKernelsCompileToPtxWithTheirEntryPoint) {
