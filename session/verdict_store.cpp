@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/machine_probe.h"
+#include "runtime/ir/env_switch.h"
 #include "runtime/ir/error.h"
 #include "session/selection.h"
 
@@ -24,23 +25,19 @@ VerdictStore::VerdictStore(std::shared_ptr<fusion::DiskCache> disk, std::string 
 
 namespace {
 
-std::string verdicts_variable() {
-  const char* v = std::getenv("HOTFUSE_VERDICTS");
-  const std::string value = v ? v : "";
-  if (!value.empty() && value != "on" && value != "off")
-    throw Error("HOTFUSE_VERDICTS='" + value + "': expected on or off");
-  return value;
+bool verdicts_on() {
+  return env_switch("HOTFUSE_VERDICTS", "on", "off");
 }
 
 }  // namespace
 
 void VerdictStore::check_environment() {
-  verdicts_variable();
+  verdicts_on();
 }
 
 std::shared_ptr<VerdictStore> VerdictStore::from_env(std::shared_ptr<fusion::DiskCache> disk,
                                                      std::string context) {
-  if (verdicts_variable() == "off" || !disk) return nullptr;
+  if (!verdicts_on() || !disk) return nullptr;
   return std::make_shared<VerdictStore>(std::move(disk), std::move(context));
 }
 

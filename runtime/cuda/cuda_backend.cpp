@@ -16,6 +16,7 @@
 #include "runtime/cuda/kernels.h"
 #include "runtime/cuda/matmul.h"
 #include "runtime/cuda/nn_ops.h"
+#include "runtime/ir/env_switch.h"
 #include "runtime/ir/f32_precision.h"
 #include "runtime/ir/op_table.h"
 
@@ -30,11 +31,7 @@ cudaStream_t as_stream(void* s) {
 // HOTFUSE_CUDA_GRAPHS: on (default, also when unset) or off; hf::Error naming the variable
 // for anything else.
 bool cuda_graphs_enabled() {
-  const char* v = std::getenv("HOTFUSE_CUDA_GRAPHS");
-  const std::string value = v ? v : "";
-  if (value.empty() || value == "on") return true;
-  if (value == "off") return false;
-  throw Error("HOTFUSE_CUDA_GRAPHS='" + value + "': expected on or off");
+  return env_switch("HOTFUSE_CUDA_GRAPHS", "on", "off");
 }
 
 // The element strides of `v` read as `to` (broadcast: 0 on expanded axes), as EwParams wants.
