@@ -265,7 +265,8 @@ void CudnnConv::run_fused(const void* x, const void* w, const void* bias, const 
   if (!relu_) throw Error(node_ + ": cuDNN's fused convolution was not set up");
   const float one = 1.0f, zero = 0.0f;
   x = input(x);
-  // Without a residual, z is y itself with a zero factor (cuDNN allows z to alias y).
+  // Without a residual, z is y itself with a zero factor, whatever y holds (as PyTorch's
+  // cudnn_convolution_relu passes its fresh output: a zero factor is not read).
   cudnn_check(cudnnConvolutionBiasActivationForward(h_, &one, x_, x, w_, w, conv_, algo_, ws_,
                                                     ws_bytes_, z ? &one : &zero, y_, z ? z : y,
                                                     bias_, bias, relu_, y_, y),
