@@ -10,10 +10,8 @@
 #include "runtime/cuda/conv_fusion.h"
 #include "runtime/cuda/module_kernel.h"
 #include "runtime/cuda/nn_ops.h"
-#include "runtime/ir/conv_post_ops.h"
 #include "runtime/ir/error.h"
 #include "runtime/ir/nhwc_layout.h"
-#include "runtime/ir/nn_geometry.h"
 #include "session/fused_binding.h"
 
 namespace hf {
@@ -154,15 +152,10 @@ std::unique_ptr<Kernel> FusingCudaBackend::make_kernel(const Graph& g, const Nod
 
 bool cuda_runs_epilogue(const Graph& g, const fusion::Region& r) {
   const fusion::RegionKernel k = fusion::build_region_kernel(g, r);
-  if (!k.epilogue || k.epilogue->heavy.op != OpType::Conv) return false;
-  const HeavyEpilogue& e = *k.epilogue;
+  if (!k.epilogue) return false;
   std::vector<Shape> inputs;
   for (const ValueType& t : k.live_in_types) inputs.push_back(t.shape);
-  const ConvGeometry geo =
-      conv_geometry(e.heavy, inputs.at(e.heavy_inputs.at(0)), inputs.at(e.heavy_inputs.at(1)));
-  const std::optional<ConvEpilogue> post =
-      conv_epilogue(e, inputs, k.output_types.at(0).shape, geo.nhwc);
-  return post && cuda::cudnn_conv_fusion(*post);
+  return cuda::cudnn_conv_fusion(*k.epilogue, inputs, k.output_types.at(0).shape).has_value();
 }
 
 SessionTarget cuda_session_target(cuda::CudaBackend& gpu, fusion::KernelCache& kernels) {

@@ -1,7 +1,6 @@
 #include "session/verdict_store.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <iterator>
 #include <nlohmann/json.hpp>
 

@@ -6,8 +6,10 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
-#include "runtime/ir/conv_post_ops.h"
+#include "runtime/ir/epilogue.h"
+#include "runtime/ir/shape.h"
 
 namespace hf::cuda {
 
@@ -15,9 +17,13 @@ struct CudnnConvFusion {
   int residual = -1;  // the Fused node's input added before the ReLU (z), or -1: none
 };
 
-// The fusion for `e`'s post-ops (conv_epilogue), or nullopt when cuDNN's form does not
-// express them.
-std::optional<CudnnConvFusion> cudnn_conv_fusion(const ConvEpilogue& e);
+// The fusion for a Fused node's epilogue `e` (its inputs' shapes `inputs`, its output shape
+// `out`), or nullopt when `e` is not a Conv's or cuDNN's form does not express its steps.
+// The session's CUDA target asks it before detection claims a chain, the backend when it
+// makes the kernel.
+std::optional<CudnnConvFusion> cudnn_conv_fusion(const HeavyEpilogue& e,
+                                                 const std::vector<Shape>& inputs,
+                                                 const Shape& out);
 
 // Why a Conv epilogue is not fused on CUDA, for the region's reason.
 inline const std::string kCudnnConvFusionForm =

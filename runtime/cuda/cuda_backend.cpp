@@ -4,7 +4,6 @@
 
 #include <cublas_v2.h>
 #include <cudnn.h>
-#include <cstdlib>
 
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/conv_algo.h"

@@ -10,7 +10,6 @@
 #include "runtime/cuda/kernels.h"
 #include "runtime/cuda/nn_kernels.h"
 #include "runtime/ir/constant.h"
-#include "runtime/ir/conv_post_ops.h"
 #include "runtime/ir/epilogue.h"
 #include "runtime/ir/nn_geometry.h"
 
@@ -313,16 +312,14 @@ std::unique_ptr<Kernel> make_epilogue_kernel(CudaBackend& b, const Graph& g, con
   const auto* e = dynamic_cast<const HeavyEpilogue*>(n.payload.get());
   if (!e) throw Error(describe(n) + ": not a heavy op with an epilogue");
   const std::string node = describe(n);
-  if (e->heavy.op != OpType::Conv) throw Error(node + ": " + kCudnnConvFusionForm);
-  const std::vector<int>& hi = e->heavy_inputs;
   std::vector<Shape> shapes;
   for (ValueId v : n.inputs) shapes.push_back(g.value(v).shape);
-  const Value& x = g.value(n.inputs[hi.at(0)]);
-  const ConvGeometry geo = conv_geometry(e->heavy, x.shape, shapes.at(hi.at(1)));
-  const std::optional<ConvEpilogue> post =
-      conv_epilogue(*e, shapes, g.value(n.outputs[0]).shape, geo.nhwc);
-  const std::optional<CudnnConvFusion> fused = post ? cudnn_conv_fusion(*post) : std::nullopt;
+  const std::optional<CudnnConvFusion> fused =
+      cudnn_conv_fusion(*e, shapes, g.value(n.outputs[0]).shape);
   if (!fused) throw Error(node + ": " + kCudnnConvFusionForm);
+  const std::vector<int>& hi = e->heavy_inputs;
+  const Value& x = g.value(n.inputs[hi[0]]);
+  const ConvGeometry geo = conv_geometry(e->heavy, x.shape, shapes[hi[1]]);
   ConvOperands at;
   at.x = hi[0];
   at.w = hi[1];
