@@ -91,8 +91,11 @@ std::vector<std::string> host_compile_flags() {
   std::vector<std::string> flags = {
       "-std=c++20",        "-O3",   "-march=native", "-fno-math-errno", "-fno-trapping-math",
       "-ffp-contract=off", "-fPIC", "-shared"};
-  // GCC's PRE would leave selects unvectorisable (docs/math.md); clang has no such option.
-  if (compiler_info(host_compiler_path()).gcc) flags.insert(flags.begin() + 5, "-fno-tree-pre");
+  // GCC only (clang has neither option; docs/math.md "Kernel flags"): PRE would leave selects
+  // unvectorisable; unroll-and-jam copies a row kernel's lane loop, costing compile time and,
+  // on short rows, speed.
+  if (compiler_info(host_compiler_path()).gcc)
+    flags.insert(flags.begin() + 5, {"-fno-tree-pre", "-fno-loop-unroll-and-jam"});
   return flags;
 }
 

@@ -20,9 +20,9 @@ struct HostCompileResult {
 };
 
 // Writes <name>.cpp and <name>.log into the workdir and compiles <name>.so with
-//   <cxx> -std=c++20 -O3 -march=native -fno-math-errno -fno-trapping-math [-fno-tree-pre]
-//   -ffp-contract=off -fPIC -shared -I<include_dir> ...
-// (-fno-tree-pre with GCC only: clang has no such option; docs/math.md "Kernel flags").
+//   <cxx> -std=c++20 -O3 -march=native -fno-math-errno -fno-trapping-math [-fno-tree-pre
+//   -fno-loop-unroll-and-jam] -ffp-contract=off -fPIC -shared -I<include_dir> ...
+// (the bracketed flags with GCC only: clang has no such options; docs/math.md "Kernel flags").
 // `name`: letters, digits, '_', '-', '.', not starting with '.'. A failure's source and log
 // are retained in the workdir even without MGB_JIT_KEEP_INTERM. Thread-safe.
 HostCompileResult compile_host_library(const std::string& source, const std::string& name,

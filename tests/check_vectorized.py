@@ -2,8 +2,8 @@
 """Fails unless GCC vectorises every loop of tests/vectorize_probe.cpp.
 
 Usage: check_vectorized.py CXX SOURCE_DIR OBJECT. Compiles the probe as the kernels are
-compiled (-O3 -march=native -fno-math-errno -fno-trapping-math -fno-tree-pre -ffp-contract=off,
-no -ffast-math)
+compiled (-O3 -march=native -fno-math-errno -fno-trapping-math -fno-tree-pre
+-fno-loop-unroll-and-jam -ffp-contract=off, no -ffast-math)
 with -fopt-info-vec-optimized and checks that each HF_PROBE line is reported as a vectorised
 loop.
 """
@@ -14,7 +14,7 @@ import sys
 cxx, src, obj = sys.argv[1:4]
 probe = f"{src}/tests/vectorize_probe.cpp"
 cmd = [cxx, "-std=c++20", "-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math",
-       "-fno-tree-pre", "-ffp-contract=off", "-fopt-info-vec-optimized",
+       "-fno-tree-pre", "-fno-loop-unroll-and-jam", "-ffp-contract=off", "-fopt-info-vec-optimized",
        f"-I{src}", "-c", probe, "-o", obj]
 run = subprocess.run(cmd, capture_output=True, text=True)
 if run.returncode != 0:

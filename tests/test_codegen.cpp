@@ -1130,7 +1130,7 @@ void compile_cpp(const std::string& source, Library& lib, bool opt_info = false,
   std::string flags;  // the runtime's own, so the unit compiles as the kernels do
   for (const std::string& f : hf::fusion::host_compile_flags())
     flags += (flags.empty() ? "" : " ") + f;
-  if (opt_info) flags += " -fopt-info-vec-optimized";
+  if (opt_info) flags += " -fopt-info-vec-loop-optimized";
   const auto headers = kernel_headers();
   uint64_t key = fnv1a(source);
   key = fnv1a(flags, key);
@@ -1412,6 +1412,17 @@ TEST(CodegenCpp, FlatLoopsVectorise) {
     ++checked;
   }
   EXPECT_GE(checked, 8);
+}
+
+// GCC's unroll-and-jam would interleave two steps of a reduction's lane loop: a row kernel
+// twice the code to compile, and no faster (slower on short rows). The kernel flags turn it
+// off (docs/math.md "Kernel flags"); this fails if a flag change lets it back in.
+TEST(CodegenCpp, ReductionLoopsAreNotUnrolledAndJammed) {
+  Unit& u = unit();
+  if (!u.gcc_info) GTEST_SKIP() << "the host compiler is not GCC";
+  ASSERT_NE(u.lib.log.find("optimized: loop vectorized"), std::string::npos)
+      << "no optimisation report to read";
+  EXPECT_EQ(u.lib.log.find("unroll and jam"), std::string::npos) << u.lib.log.substr(0, 4000);
 }
 
 // Fused f16 chains and float row reductions equal the unfused CPU kernels bit for bit.
