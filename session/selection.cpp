@@ -77,4 +77,18 @@ Selection select_epilogue(const RegionCandidate& c, double iteration_s) {
   return s;
 }
 
+InTurnVerdict judge_in_turn(const std::vector<double>& fused, const std::vector<double>& unfused) {
+  InTurnVerdict v;
+  v.pairs = static_cast<int>(std::min(fused.size(), unfused.size()));
+  if (v.pairs == 0) return v;
+  for (int k = 0; k < v.pairs; ++k) {
+    if (v.fastest_fused_s < 0 || fused[k] < v.fastest_fused_s) v.fastest_fused_s = fused[k];
+    if (v.fastest_unfused_s < 0 || unfused[k] < v.fastest_unfused_s)
+      v.fastest_unfused_s = unfused[k];
+    v.fused_slower += fused[k] > unfused[k];
+  }
+  v.slower = v.fastest_fused_s >= v.fastest_unfused_s && 4 * v.fused_slower >= 3 * v.pairs;
+  return v;
+}
+
 }  // namespace hf

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "profiler/machine_probe.h"
 
@@ -48,5 +49,21 @@ Selection select_region(const RegionCandidate& c, double iteration_s, const Mach
 // repay and no threshold: it is selected whenever it is predicted to save time (adaptive
 // keeps it only if it measures faster).
 Selection select_epilogue(const RegionCandidate& c, double iteration_s);
+
+// Adaptive re-profiling times a swapped region's kernel (`fused`) and the ops it replaced
+// (`unfused`) in alternating iterations: element k of each, a region's time in one
+// iteration, was taken next to the other's. The fastest of each side alone flips on a shared
+// machine when the two differ by less than its noise (a fused MatMul+GELU epilogue, 0.4 ms
+// faster by prediction, was reverted for 4.71 against 4.68 ms). So the kernel counts as
+// slower only when its fastest iteration is not faster and it was the slower of the pair in
+// at least three quarters of the pairs; a kernel as fast as its ops within the noise stays,
+// as selected.
+struct InTurnVerdict {
+  double fastest_fused_s = -1, fastest_unfused_s = -1;  // -1: no pair
+  int pairs = 0;
+  int fused_slower = 0;  // pairs in which the kernel took longer
+  bool slower = false;
+};
+InTurnVerdict judge_in_turn(const std::vector<double>& fused, const std::vector<double>& unfused);
 
 }  // namespace hf

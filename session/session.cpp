@@ -543,18 +543,15 @@ std::vector<size_t> Session::region_steps(const Running& plan, int r) const {
   return out;
 }
 
-// The least, over the timed iterations, of `steps`' times summed in each; -1 without any.
-static double fastest_iteration(const StepTimes& t, const std::vector<size_t>& steps) {
-  if (steps.empty()) return -1;
+// `steps`' times summed in each timed iteration, in order.
+static std::vector<double> iteration_sums(const StepTimes& t, const std::vector<size_t>& steps) {
+  if (steps.empty()) return {};
   size_t n = t.samples(steps[0]).size();
   for (size_t s : steps) n = std::min(n, t.samples(s).size());
-  double best = -1;
-  for (size_t i = 0; i < n; ++i) {
-    double sum = 0;
-    for (size_t s : steps) sum += t.samples(s)[i];
-    if (best < 0 || sum < best) best = sum;
-  }
-  return best;
+  std::vector<double> sums(n, 0.0);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t s : steps) sums[i] += t.samples(s)[i];
+  return sums;
 }
 
 // The values a region's check needs kept from the observed iteration: its live-ins the
@@ -1002,14 +999,21 @@ void Session::take_fused_profile() {
 }
 
 void Session::end_reprofiling() {
-  // The fresh regions in the new plan and in the one it replaced, timed in turn: each side's
-  // fastest iteration. A shared machine's noise only adds time, and the verdict compares
-  // what the code costs, not which side the noise hit more often in a few iterations.
+  // The fresh regions in the new plan and in the one it replaced, timed in turn
+  // (selection.h's judge_in_turn: the fastest iteration of each, and which was slower pair by
+  // pair, so that noise on a shared machine does not decide).
+  std::map<int, InTurnVerdict> in_turn;
   if (baseline_ && times_ && baseline_times_)
     for (int r : batch_) {
-      regions_[r].reprofiled_fused_s = fastest_iteration(*times_, region_steps(*current_, r));
-      regions_[r].reprofiled_unfused_s =
-          fastest_iteration(*baseline_times_, region_steps(*baseline_, r));
+      const InTurnVerdict v =
+          judge_in_turn(iteration_sums(*times_, region_steps(*current_, r)),
+                        iteration_sums(*baseline_times_, region_steps(*baseline_, r)));
+      if (v.pairs == 0) continue;
+      in_turn[r] = v;
+      regions_[r].reprofiled_fused_s = v.fastest_fused_s;
+      regions_[r].reprofiled_unfused_s = v.fastest_unfused_s;
+      regions_[r].reprofiled_pairs = v.pairs;
+      regions_[r].reprofiled_fused_slower = v.fused_slower;
     }
   take_fused_profile();
   if (baseline_) retired_.push_back(std::move(baseline_));
@@ -1018,14 +1022,19 @@ void Session::end_reprofiling() {
   bool reverted = false;
   for (int r : batch_) {
     RegionRecord& rec = regions_[r];
-    const bool in_turn = rec.reprofiled_unfused_s >= 0 && rec.reprofiled_fused_s >= 0;
-    const double fused = in_turn ? rec.reprofiled_fused_s : rec.measured_fused_s;
-    const double unfused = in_turn ? rec.reprofiled_unfused_s : rec.candidate.unfused_s;
+    const auto turn = in_turn.find(r);
+    const bool timed_in_turn = turn != in_turn.end();
+    const double fused = timed_in_turn ? rec.reprofiled_fused_s : rec.measured_fused_s;
+    const double unfused = timed_in_turn ? rec.reprofiled_unfused_s : rec.candidate.unfused_s;
+    const bool slower = timed_in_turn ? turn->second.slower : fused >= unfused;
     // Only adaptive judges speed: the other policies fuse what they were asked to.
-    if (options_.policy == FusionPolicy::Adaptive && fused >= unfused) {
+    if (options_.policy == FusionPolicy::Adaptive && slower) {
       revert(r, "its kernel took " + fmt_ms(fused * 1e3) + ", not faster than the " +
                     fmt_ms(unfused * 1e3) + " of the ops it replaced" +
-                    (in_turn ? " (the fastest of each, timed in turn)" : ""));
+                    (timed_in_turn ? " (the fastest of each, timed in turn; slower in " +
+                                         std::to_string(rec.reprofiled_fused_slower) + " of " +
+                                         std::to_string(rec.reprofiled_pairs) + " iterations)"
+                                   : ""));
       reverted = true;
     }
   }

@@ -73,7 +73,7 @@ struct SessionOptions {
   // not run in parallel yet (bench/RESULTS.md), which would skew the profile.
   double warmup_min_s = 0.2;
   int profile_iters = 10;     // unfused iterations profiled before selecting
-  int reprofile_iters = 5;    // fused iterations timed after a swap
+  int reprofile_iters = 10;   // fused iterations timed after a swap (each in turn: selection.h)
   bool sync_compile = false;  // wait for compiles (deterministic tests and benchmarks; `all`)
   // Without sync_compile, what an iteration may spend on fusion besides its own work, as a
   // share of the unfused iteration's median: preparing plans, validating kernels, and the
@@ -133,8 +133,11 @@ struct RegionRecord {
   bool kept_before = false;      // carried: kept at this very signature (SessionOptions)
   double measured_fused_s = -1;  // its kernel's median step time after the swap
   // adaptive, re-profiled in turn with the plan the swap replaced: the fastest iteration of
-  // its kernel, and of its ops in that plan (what the revert compares); -1 otherwise
+  // its kernel, and of its ops in that plan; the iterations of each timed, and in how many
+  // of those pairs the kernel was the slower (what the revert judges, selection.h
+  // judge_in_turn); -1 and 0 otherwise
   double reprofiled_fused_s = -1, reprofiled_unfused_s = -1;
+  int reprofiled_pairs = 0, reprofiled_fused_slower = 0;
   double compile_ms = 0;
   bool cache_hit = false;
   std::string validation;                           // "", "passed ...", "failed ..."

@@ -230,8 +230,9 @@ TEST(CudaSession, ConvChainsRunInNhwcWithFusedEpiloguesAndMatchTheCpu) {
     for (const RegionRecord& r : s.regions()) {
       EXPECT_NE(r.state, RegionState::Failed) << r.kernel << ": " << r.reason;
       if (r.state == RegionState::Swapped) fused.push_back(r.kernel);
-      if (r.kernel.rfind("Conv+", 0) == 0)
+      if (r.kernel.rfind("Conv+", 0) == 0) {
         EXPECT_EQ(r.validation.rfind("passed", 0), 0u) << r.kernel << ": " << r.validation;
+      }
     }
     EXPECT_EQ(fused, (std::vector<std::string>{"Conv+RELU", "Conv+ADD+RELU"}));
   };

@@ -65,6 +65,41 @@ TEST(Selection, HotRegionIsSelectedWithItsNumbers) {
   EXPECT_NE(s.reason.find("hot"), std::string::npos) << s.reason;
 }
 
+// The in-turn verdict (selection.h): slower only when the fastest iteration says so and the
+// kernel lost at least three quarters of the pairs.
+TEST(Selection, InTurnVerdictRevertsOnlyAKernelSlowerBeyondTheNoise) {
+  // The regression this guards: one quick ops iteration makes the fastest comparison say
+  // "slower", while the kernel won most pairs (the GPT-2 block's GELU epilogue).
+  const std::vector<double> fused = {4.75, 4.72, 4.71, 4.74, 4.73, 4.76, 4.72, 4.74};
+  const std::vector<double> ops = {4.80, 4.79, 4.68, 4.81, 4.78, 4.70, 4.83, 4.79};
+  InTurnVerdict v = judge_in_turn(fused, ops);
+  EXPECT_EQ(v.pairs, 8);
+  EXPECT_EQ(v.fused_slower, 2);
+  EXPECT_DOUBLE_EQ(v.fastest_fused_s, 4.71);
+  EXPECT_DOUBLE_EQ(v.fastest_unfused_s, 4.68);
+  EXPECT_FALSE(v.slower);
+
+  // Slower in every pair: reverted; slower in 6 of 8 (three quarters): reverted.
+  std::vector<double> slow = ops;
+  for (double& t : slow) t += 0.05;
+  EXPECT_TRUE(judge_in_turn(slow, ops).slower);
+  slow[0] = slow[1] = ops[0] - 0.2;  // two pairs won, and the fastest iteration is now the kernel's
+  EXPECT_FALSE(judge_in_turn(slow, ops).slower);
+  slow[0] = slow[1] = ops[1] - 0.05;  // two pairs won, the fastest still the ops'
+  v = judge_in_turn(slow, ops);
+  EXPECT_EQ(v.fused_slower, 6);
+  EXPECT_TRUE(v.slower);
+  slow[3] = ops[3] - 0.01;  // a third pair won, the fastest still the ops': 5 of 8 is noise
+  EXPECT_FALSE(judge_in_turn(slow, ops).slower);
+
+  // Sides of different lengths are paired up to the shorter; nothing to pair decides nothing.
+  EXPECT_EQ(judge_in_turn({1, 2, 3}, {1, 2}).pairs, 2);
+  v = judge_in_turn({}, ops);
+  EXPECT_EQ(v.pairs, 0);
+  EXPECT_FALSE(v.slower);
+  EXPECT_LT(v.fastest_fused_s, 0);
+}
+
 TEST(Selection, BetterAchievedBandwidthLowersThePrediction) {
   RegionCandidate c{.unfused_s = 4e-3, .io_bytes = 20e6, .flops = 0, .best_gbps = 100};
   EXPECT_NEAR(select_region(c, 10e-3, fixed_machine(), {}).predicted_s, 0.2e-3 + 5e-6, 1e-9);

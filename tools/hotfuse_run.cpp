@@ -64,7 +64,7 @@ struct Options {
   int threads = 0;
   // the session (profile_iters and reprofile_iters apply to every mode)
   int profile_iters = 10;
-  int reprofile_iters = 5;
+  int reprofile_iters = 10;
   double min_saving = 1.0;  // percent of the iteration
   int64_t expected_iters = 10000;
   bool sync_compile = false;
