@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "profiler/step_times.h"
+
 namespace hf {
 
 namespace {
@@ -87,7 +89,9 @@ InTurnVerdict judge_in_turn(const std::vector<double>& fused, const std::vector<
       v.fastest_unfused_s = unfused[k];
     v.fused_slower += fused[k] > unfused[k];
   }
-  v.slower = v.fastest_fused_s >= v.fastest_unfused_s && 4 * v.fused_slower >= 3 * v.pairs;
+  v.median_unfused_s = median_of({unfused.begin(), unfused.begin() + v.pairs});
+  v.slower = (v.fastest_fused_s >= v.fastest_unfused_s && 4 * v.fused_slower >= 3 * v.pairs) ||
+             v.fastest_fused_s >= v.median_unfused_s;
   return v;
 }
 

@@ -55,11 +55,13 @@ Selection select_epilogue(const RegionCandidate& c, double iteration_s);
 // iteration, was taken next to the other's. The fastest of each side alone flips on a shared
 // machine when the two differ by less than its noise (a fused MatMul+GELU epilogue, 0.4 ms
 // faster by prediction, was reverted for 4.71 against 4.68 ms). So the kernel counts as
-// slower only when its fastest iteration is not faster and it was the slower of the pair in
-// at least three quarters of the pairs; a kernel as fast as its ops within the noise stays,
-// as selected.
+// slower when its fastest iteration is not faster and it was the slower of the pair in at
+// least three quarters of the pairs, or when even its fastest iteration took as long as the
+// ops' median one (clearly slower, whatever a few disturbed pairs say); a kernel as fast as
+// its ops within the noise stays, as selected.
 struct InTurnVerdict {
   double fastest_fused_s = -1, fastest_unfused_s = -1;  // -1: no pair
+  double median_unfused_s = -1;
   int pairs = 0;
   int fused_slower = 0;  // pairs in which the kernel took longer
   bool slower = false;

@@ -65,8 +65,9 @@ TEST(Selection, HotRegionIsSelectedWithItsNumbers) {
   EXPECT_NE(s.reason.find("hot"), std::string::npos) << s.reason;
 }
 
-// The in-turn verdict (selection.h): slower only when the fastest iteration says so and the
-// kernel lost at least three quarters of the pairs.
+// The in-turn verdict (selection.h): slower when the fastest iteration says so and the
+// kernel lost at least three quarters of the pairs, or when its fastest iteration is no
+// faster than the ops' median.
 TEST(Selection, InTurnVerdictRevertsOnlyAKernelSlowerBeyondTheNoise) {
   // The regression this guards: one quick ops iteration makes the fastest comparison say
   // "slower", while the kernel won most pairs (the GPT-2 block's GELU epilogue).
@@ -91,6 +92,13 @@ TEST(Selection, InTurnVerdictRevertsOnlyAKernelSlowerBeyondTheNoise) {
   EXPECT_TRUE(v.slower);
   slow[3] = ops[3] - 0.01;  // a third pair won, the fastest still the ops': 5 of 8 is noise
   EXPECT_FALSE(judge_in_turn(slow, ops).slower);
+
+  // A kernel whose fastest iteration took as long as the ops' median one is slower, however
+  // few pairs say so: here one ops iteration was disturbed (a preempted thread), 2 of 3.
+  v = judge_in_turn({5, 5, 5}, {0.5, 9, 0.5});
+  EXPECT_EQ(v.fused_slower, 2);
+  EXPECT_DOUBLE_EQ(v.median_unfused_s, 0.5);
+  EXPECT_TRUE(v.slower);
 
   // Sides of different lengths are paired up to the shorter; nothing to pair decides nothing.
   EXPECT_EQ(judge_in_turn({1, 2, 3}, {1, 2}).pairs, 2);
