@@ -43,7 +43,10 @@ std::shared_ptr<VerdictStore> VerdictStore::from_env(std::shared_ptr<fusion::Dis
 std::string VerdictStore::context(const MachinePeak& machine,
                                   const std::vector<std::string>& toolchain,
                                   const SelectionOptions& select) {
-  json c = {{"cpu", machine.cpu},
+  // "judge": how re-profiling decided "slower" (2: selection.h's judge_in_turn); verdicts an
+  // earlier rule reached are not taken over.
+  json c = {{"judge", 2},
+            {"cpu", machine.cpu},
             {"threads", machine.threads},
             {"toolchain", toolchain},
             {"min_share", select.min_share},

@@ -6,7 +6,8 @@
 //
 // An entry holds one region's verdicts at every signature decided, keyed by the region
 // and by what else a verdict depends on (the context: the machine, the kernels'
-// toolchain, the selection's options), so a change of any of them decides again.
+// toolchain, the selection's options, the rule that judged "slower"), so a change of any
+// of them decides again.
 // HOTFUSE_VERDICTS=off turns the store off: every process decides for itself.
 #pragma once
 #include <memory>
@@ -32,7 +33,8 @@ class VerdictStore {
   static std::shared_ptr<VerdictStore> from_env(std::shared_ptr<fusion::DiskCache> disk,
                                                 std::string context);
   // The context of a session's verdicts: its machine, the toolchain of its kernels (the
-  // kernel cache's key parts) and the options its selection weighs.
+  // kernel cache's key parts), the options its selection weighs and the version of the
+  // re-profiling verdict (selection.h's judge_in_turn).
   static std::string context(const MachinePeak& machine, const std::vector<std::string>& toolchain,
                              const SelectionOptions& select);
 
