@@ -326,7 +326,7 @@ TEST(Session, FusesTheHotChainAndSaysWhyNotTheColdOne) {
   EXPECT_EQ(s.kernels_now(), 4);  // the hot chain is one kernel; the cold one stays
   EXPECT_LT(s.peak_bytes_now(), s.peak_bytes_before());  // intermediates released
   // Re-profiling ran the fused plan (4 kernels; first its cold run) and the plan it replaced
-  // (7) in turn, and judged the kernel on the fastest iteration of each.
+  // (7) in turn, and judged the kernel pair by pair (selection.h judge_in_turn).
   std::vector<int> reprofiled;
   for (const IterationRecord& it : s.iterations())
     if (it.phase == Phase::Reprofiling) reprofiled.push_back(it.kernels);
@@ -334,7 +334,12 @@ TEST(Session, FusesTheHotChainAndSaysWhyNotTheColdOne) {
   for (size_t i = 0; i < reprofiled.size(); ++i)
     EXPECT_EQ(reprofiled[i], i > 0 && i % 2 == 0 ? 7 : 4) << "re-profiled iteration " << i;
   EXPECT_GT(h.reprofiled_fused_s, 0);
-  EXPECT_LT(h.reprofiled_fused_s, h.reprofiled_unfused_s);
+  EXPECT_GT(h.reprofiled_unfused_s, 0);
+  EXPECT_EQ(h.reprofiled_pairs, o.reprofile_iters);
+  EXPECT_LE(h.reprofiled_fused_slower, h.reprofiled_pairs);
+  // Kept, so the verdict did not find it slower by the pairs (nor by the ops' median).
+  EXPECT_FALSE(h.reprofiled_fused_s >= h.reprofiled_unfused_s &&
+               4 * h.reprofiled_fused_slower >= 3 * h.reprofiled_pairs);
 
   // The phases ran in order, and the report holds the public fields.
   std::vector<Phase> seen;
@@ -352,6 +357,10 @@ TEST(Session, FusesTheHotChainAndSaysWhyNotTheColdOne) {
               1e-9 * sum["speedup"].get<double>());
   ASSERT_EQ(r["regions"].size(), 2u);
   EXPECT_EQ(r["regions"][cold]["state"], "rejected");
+  EXPECT_EQ(r["regions"][hot]["reprofiled_iterations"], o.reprofile_iters);
+  EXPECT_EQ(r["regions"][hot]["reprofiled_fused_slower"], h.reprofiled_fused_slower);
+  EXPECT_TRUE(r["regions"][cold]["reprofiled_iterations"].is_null());
+  EXPECT_TRUE(r["regions"][cold]["reprofiled_fused_slower"].is_null());
   EXPECT_EQ(r["ops"].size(), 7u);
   for (const auto& op : r["ops"])
     for (const char* k : {"time_ms", "bytes", "gbps", "peak_share", "class"})
