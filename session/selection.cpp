@@ -83,13 +83,11 @@ InTurnVerdict judge_in_turn(const std::vector<double>& fused, const std::vector<
   InTurnVerdict v;
   v.pairs = static_cast<int>(std::min(fused.size(), unfused.size()));
   if (v.pairs == 0) return v;
-  for (int k = 0; k < v.pairs; ++k) {
-    if (v.fastest_fused_s < 0 || fused[k] < v.fastest_fused_s) v.fastest_fused_s = fused[k];
-    if (v.fastest_unfused_s < 0 || unfused[k] < v.fastest_unfused_s)
-      v.fastest_unfused_s = unfused[k];
-    v.fused_slower += fused[k] > unfused[k];
-  }
-  v.median_unfused_s = median_of({unfused.begin(), unfused.begin() + v.pairs});
+  const auto f_end = fused.begin() + v.pairs, u_end = unfused.begin() + v.pairs;
+  v.fastest_fused_s = *std::min_element(fused.begin(), f_end);
+  v.fastest_unfused_s = *std::min_element(unfused.begin(), u_end);
+  v.median_unfused_s = median_of({unfused.begin(), u_end});
+  for (int k = 0; k < v.pairs; ++k) v.fused_slower += fused[k] > unfused[k];
   v.slower = (v.fastest_fused_s >= v.fastest_unfused_s && 4 * v.fused_slower >= 3 * v.pairs) ||
              v.fastest_fused_s >= v.median_unfused_s;
   return v;
