@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cpu/conv_onednn.h"
 #include "runtime/cpu/nn_kernels.h"
 #include "runtime/ops/half.h"
 
@@ -135,11 +136,12 @@ const Case kCases[] = {
     // Bands that take the input row their stride skips (even heights, no padding).
     {"3x3_stride2_skips_last_row", 1, 16, 12, 12, 16, 3, 3, 2, 0, 1, 1, true},
     {"grouped_1x1_stride2_even", 1, 16, 12, 10, 24, 1, 1, 2, 0, 1, 2, true},
-    // Weights outweigh activations: from two threads on, slices of 8-channel output blocks in
-    // nChw8c (5 blocks: an uneven split), batches, a stride, fewer input blocks than slices.
-    {"blocked_small_image", 1, 32, 5, 6, 40, 3, 3, 1, 1, 1, 1, true},
-    {"blocked_batch2_stride2", 2, 24, 7, 7, 40, 3, 3, 2, 1, 1, 1, false},
-    {"blocked_one_input_block", 1, 8, 3, 3, 64, 3, 3, 1, 1, 1, 1, true},
+    // Weights outweigh activations: from two threads on, slices of output channel blocks in
+    // nChw16c on AVX-512, else nChw8c (80 channels: 5 or 10 blocks, an uneven split),
+    // batches, a stride, fewer input blocks than slices (16 channels).
+    {"blocked_small_image", 1, 32, 5, 6, 80, 3, 3, 1, 1, 1, 1, true},
+    {"blocked_batch2_stride2", 2, 48, 7, 7, 80, 3, 3, 2, 1, 1, 1, false},
+    {"blocked_one_input_block", 1, 16, 3, 3, 64, 3, 3, 1, 1, 1, 1, true},
 };
 
 TEST(ConvOnednn, MatchesTheDirectConvolution) {
@@ -157,7 +159,7 @@ TEST(ConvOnednn, MatchesTheDirectConvolution) {
         EXPECT_EQ(std::string(conv.describe()).find("im2col"), std::string::npos)
             << what << " took " << conv.describe();
         if (std::string(k.name).rfind("blocked", 0) == 0) {
-          EXPECT_EQ(std::string(conv.describe()).rfind("nChw8c", 0) == 0, threads > 1)
+          EXPECT_EQ(std::string(conv.describe()).rfind(cpu::blocked_layout(), 0) == 0, threads > 1)
               << what << " took " << conv.describe();
         }
         for (int iter = 0; iter < 2; ++iter)  // the second run reuses every buffer

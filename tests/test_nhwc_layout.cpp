@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "runtime/cpu/conv_onednn.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/cpu/nn_kernels.h"
 #include "runtime/exec/executor.h"
@@ -108,8 +109,8 @@ TEST(NhwcLayout, ComputesWhatTheNchwGraphDoes) {
 }
 
 // A last stage of ResNet, small: images of 5x6 and 3x3 with more channels than pixels, where
-// the Convs take the blocked plan (slices of 8-channel output blocks, conv_onednn.h): a
-// residual block (the Add's operand read in the output's layout), 40 output channels that
+// the Convs take the blocked plan (slices of 8- or 16-channel output blocks, conv_onednn.h):
+// a residual block (the Add's operand read in the output's layout), 80 output channels that
 // split unevenly, a stride-2 downsampling, a batch of two.
 const char* kDeepStage = R"({
   "inputs": [
@@ -117,7 +118,7 @@ const char* kDeepStage = R"({
     {"name": "w1", "dtype": "f32", "shape": [32, 16, 3, 3]},
     {"name": "b1", "dtype": "f32", "shape": [32]},
     {"name": "w2", "dtype": "f32", "shape": [32, 32, 3, 3]},
-    {"name": "w3", "dtype": "f32", "shape": [40, 32, 3, 3]}
+    {"name": "w3", "dtype": "f32", "shape": [80, 32, 3, 3]}
   ],
   "nodes": [
     {"name": "conv1", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]}, "inputs": ["x", "w1", "b1"]},
@@ -145,7 +146,8 @@ TEST(NhwcLayout, SmallImagesWithManyChannelsSplitOutputChannels) {
           conv_geometry(n, nhwc->value(n.inputs[0]).shape, nhwc->value(n.inputs[1]).shape);
       ASSERT_TRUE(geo.nhwc) << n.name;
       cpu::Conv2d conv(geo, pool, DType::F32, true);
-      EXPECT_EQ(std::string(conv.describe()).find("nChw8c") != std::string::npos, threads > 1)
+      EXPECT_EQ(std::string(conv.describe()).find(cpu::blocked_layout()) != std::string::npos,
+                threads > 1)
           << n.name << " at " << threads << " threads: " << conv.describe();
     }
   }

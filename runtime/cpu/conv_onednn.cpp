@@ -21,6 +21,13 @@ constexpr auto kF32 = memory::data_type::f32;
 
 namespace {
 
+// The blocked plan's channel block (blocked_layout()).
+int64_t channel_block() {
+  const auto avx512 = dnnl_cpu_isa_avx512_core;
+  static const int64_t cb = (dnnl_get_effective_cpu_isa() & avx512) == avx512 ? 16 : 8;
+  return cb;
+}
+
 // A plain 4-D layout with explicit strides (a band of rows of a larger tensor).
 memory::desc strided(memory::dims dims, memory::dims strides) {
   return memory::desc(dims, kF32, strides);
@@ -30,12 +37,16 @@ memory::desc strided(memory::dims dims, memory::dims strides) {
 
 using onednn::mem;
 
+const char* blocked_layout() {
+  return channel_block() == 16 ? "nChw16c" : "nChw8c";
+}
+
 struct OnednnConv::Impl {
   ConvGeometry g;
   // nhwc: a plan whose weights are packed (NHWC bands, or blocked), else the NCHW plan (1x1,
   // group 1); g.nhwc: the graph's own NHWC values, no reorders for the bands.
   bool nhwc = false;
-  bool blocked = false;  // small images: nChw8c, slices of output channels, either layout
+  bool blocked = false;  // small images: nChw8c/16c, slices of output channels, either layout
   bool const_weights = false;
   std::string info;
   int slices = 1;
@@ -55,7 +66,7 @@ struct OnednnConv::Impl {
     int64_t wei_src_off = 0;
     dnnl::reorder wei_in;
     memory::desc wei_src, wei_in_scratch;
-    // ...and a full post-op operand's share of output channels from NHWC into nChw8c.
+    // ...and a full post-op operand's share of output channels from NHWC into nChw8c/16c.
     dnnl::reorder operand_in;
     memory::desc operand_in_scratch;
     OutBlock block;  // what it writes of one image of the graph's output
@@ -257,8 +268,9 @@ struct OnednnConv::Impl {
     const Window2d& w = g.win;
     const int64_t weights = g.m * g.c * w.k[0] * w.k[1];
     const int64_t activations = g.c * w.in[0] * w.in[1] + g.m * w.out[0] * w.out[1];
-    return g.group == 1 && g.c % 8 == 0 && g.m % 8 == 0 &&
-           std::min<int64_t>(slices, g.m / 8) >= 2 && weights > activations;
+    const int64_t cb = channel_block();
+    return g.group == 1 && g.c % cb == 0 && g.m % cb == 0 &&
+           std::min<int64_t>(slices, g.m / cb) >= 2 && weights > activations;
   }
 
   // A slice of `cs` channels of an [h, w] image of `channels` in the graph's layout (NHWC or
@@ -271,7 +283,7 @@ struct OnednnConv::Impl {
     return g.nhwc ? c0 : c0 * h * w;
   }
 
-  // Slices of whole 8-channel output blocks over activations in nChw8c: at batch 1 each
+  // Slices of whole output channel blocks over activations in nChw8c/16c: at batch 1 each
   // slice's output, weights and bias are dense, and so is a full post-op operand's share
   // (reordered in per slice). The input is reordered in once per call, channel blocks split
   // over the slices; each slice reorders its output channels back into the graph's layout.
@@ -279,14 +291,16 @@ struct OnednnConv::Impl {
     s.clear();
     const Window2d& w = g.win;
     const int64_t C = g.c, M = g.m, H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1];
-    const int64_t blocks = M / 8, n = std::min<int64_t>(slices, blocks), in_blocks = C / 8;
+    const int64_t cb = channel_block(), blocks = M / cb, n = std::min<int64_t>(slices, blocks),
+                  in_blocks = C / cb;
+    const Tag tag = cb == 16 ? Tag::nChw16c : Tag::nChw8c;
     int64_t packed = 0;
     for (int64_t i = 0; i < n; ++i) {
       Slice sl;
       // Output channels [m0, m0 + ms).
-      const int64_t m0 = blocks * i / n * 8, ms = blocks * (i + 1) / n * 8 - m0;
-      sl.src = memory::desc({1, C, H, W}, kF32, Tag::nChw8c);
-      sl.dst = memory::desc({1, ms, OH, OW}, kF32, Tag::nChw8c);
+      const int64_t m0 = blocks * i / n * cb, ms = blocks * (i + 1) / n * cb - m0;
+      sl.src = memory::desc({1, C, H, W}, kF32, tag);
+      sl.dst = memory::desc({1, ms, OH, OW}, kF32, tag);
       sl.dst_off = m0 * OH * OW;
       auto pd = conv_pd(sl.src, memory::desc(wei_dims(ms), kF32, Tag::any), sl.dst, ms,
                         w.pad_begin[0], w.pad_end[0], post_ops_for(sl, m0, ms));
@@ -305,10 +319,10 @@ struct OnednnConv::Impl {
       sl.wei_in_scratch = wpd.scratchpad_desc();
       sl.bias_off = m0;
       // Its share of the input reorder: input channel blocks [q0, q1).
-      const int64_t q0 = in_blocks * i / n * 8, q1 = in_blocks * (i + 1) / n * 8;
+      const int64_t q0 = in_blocks * i / n * cb, q1 = in_blocks * (i + 1) / n * cb;
       if (q1 > q0) {
         sl.in_src = graph_channels(q1 - q0, H, W, C);
-        sl.in_dst = memory::desc({1, q1 - q0, H, W}, kF32, Tag::nChw8c);
+        sl.in_dst = memory::desc({1, q1 - q0, H, W}, kF32, tag);
         dnnl::reorder::primitive_desc in_pd(engine(), sl.in_src, engine(), sl.in_dst,
                                             user_scratchpad());
         sl.in = dnnl::reorder(in_pd);
@@ -330,7 +344,8 @@ struct OnednnConv::Impl {
       sl.block =
           g.nhwc ? OutBlock{m0, OH * OW, ms, M} : OutBlock{sl.out_dst_off, 1, ms * OH * OW, 0};
       if (i == 0)
-        info = std::string(g.nhwc ? "nChw8c (graph nhwc) " : "nChw8c ") + pd.impl_info_str();
+        info =
+            std::string(blocked_layout()) + (g.nhwc ? " (graph nhwc) " : " ") + pd.impl_info_str();
       s.push_back(std::move(sl));
     }
     wei_floats = static_cast<size_t>(packed);

@@ -12,8 +12,9 @@
 //    the rows its window needs) and reorders its rows back to NCHW. Weights are reordered
 //    to the primitive's layout once when they are constant, else on every call.
 //  - a Conv whose weights outweigh its activations (small images, many channels: ResNet's
-//    last stages), but NCHW 1x1 ones: activations in oneDNN's blocked nChw8c,
-//    slices of whole 8-channel output blocks, each reading only its weights. The input is
+//    last stages), but NCHW 1x1 ones: activations in oneDNN's blocked layout
+//    (blocked_layout()), slices of whole channel blocks of the output, each reading only its
+//    weights. The input is
 //    reordered in and each slice's channels out per call; on such images that is cheap
 //    next to bands that split a few rows unevenly and each read all the weights.
 //  - a Conv WinogradConv::create takes (3x3 stride-1 Convs of the graph's NHWC chains,
@@ -28,6 +29,11 @@
 #include "runtime/ir/nn_geometry.h"
 
 namespace hf::cpu {
+
+// The blocked plan's activation layout on this machine: "nChw16c" where oneDNN runs AVX-512
+// kernels (its nChw8c kernels there are the AVX2 ones, at half the width), else "nChw8c":
+// a channel block is one vector register of floats.
+const char* blocked_layout();
 
 class OnednnConv {
  public:
