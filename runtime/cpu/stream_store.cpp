@@ -34,9 +34,14 @@ size_t llc_bytes() {
 
 }  // namespace
 
+size_t stream_threshold_bytes() {
+  static const size_t threshold = std::max(llc_bytes(), size_t{8} << 20);
+  return threshold;
+}
+
 bool should_stream(size_t bytes, double flops) {
   // The data must exceed the LLC: below it, the next op would find this output cached.
-  static const size_t threshold = std::max(llc_bytes(), size_t{8} << 20);
+  const size_t threshold = stream_threshold_bytes();
   // And the kernel must be memory-bound (under a flop per byte; a transcendental counts 10):
   // a compute-bound one (GELU: 1.75) lost ~10% to the detour through a scratch buffer and
   // the streaming stores, and gained nothing, as it is not waiting on memory.

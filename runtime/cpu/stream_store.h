@@ -13,6 +13,10 @@ namespace hf::cpu {
 // for a copy) should stream its output: past the LLC, and memory-bound.
 bool should_stream(size_t bytes, double flops = 0);
 
+// The bytes a kernel must move before should_stream says yes: the last-level cache's size
+// (from sysfs), at least 8 MiB.
+size_t stream_threshold_bytes();
+
 // memcpy with streaming stores for the 32-byte aligned middle. Call stream_fence() before
 // other threads may read dst.
 void stream_copy(void* dst, const void* src, size_t bytes);
