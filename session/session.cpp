@@ -329,6 +329,7 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
     if (!t) t = std::make_unique<StepTimes>(kernels, window);
     times = t.get();
   }
+  const auto own_work_from = Clock::now();
   if (phase_ == Phase::Validating) {
     if (static_pending_) {
       out = validate_static(inputs);
@@ -346,6 +347,7 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
       out = plan.exec->run(inputs, times);
     }
   }
+  const Clock::duration own_work = Clock::now() - own_work_from;
   iterations_.push_back({static_cast<int>(iterations_.size()), since_start(t0),
                          std::chrono::duration<double, std::milli>(Clock::now() - t0).count(), ran,
                          kernels});
@@ -397,7 +399,7 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
             " launches");
     }
   }
-  background_work(inputs);
+  background_work(inputs, t0, own_work);
   worker_->resume();
   iterations_.back().ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   return out;
@@ -466,7 +468,8 @@ void Session::swap_candidate() {
 // What an iteration does after its own work, within its budget: prepare the next plan to
 // swap in (build it, then fault in its buffers slice by slice), and give a background
 // compiler the cores for the rest. Nothing here runs once the session is steady.
-void Session::background_work(std::span<const TensorView> inputs) {
+void Session::background_work(std::span<const TensorView> inputs, Clock::time_point iteration_start,
+                              Clock::duration own_work) {
   if (phase_ != Phase::Compiling) {
     credit_s_ = 0;
     return;
@@ -479,8 +482,12 @@ void Session::background_work(std::span<const TensorView> inputs) {
   // Short iterations bank their share until it makes a slice worth stopping for: a
   // compiler continued for a few microseconds gets nothing done.
   constexpr double kMinSliceS = 0.25e-3;
+  // What this iteration already did besides running its plan (swapping, ending a phase,
+  // judging, collecting compiles: the iteration that ends profiling selects the regions
+  // inline) came out of the same share.
   if (!waited) {
-    credit_s_ += budget_s;
+    const Clock::duration inline_work = Clock::now() - iteration_start - own_work;
+    credit_s_ += budget_s - std::chrono::duration<double>(inline_work).count();
     if (credit_s_ < kMinSliceS) return;
   }
   const auto start = Clock::now();

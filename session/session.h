@@ -255,7 +255,10 @@ class Session {
   void admit(int region);                 // compiled (or an epilogue): to validation
   void collect_compiles();
   // Between iterations, within the share: validation, the next plan, the compiler.
-  void background_work(std::span<const TensorView> inputs);
+  // Since iteration_start run() spent own_work running the plan; the rest was inline work.
+  void background_work(std::span<const TensorView> inputs,
+                       std::chrono::steady_clock::time_point iteration_start,
+                       std::chrono::steady_clock::duration own_work);
   double background_budget_s() const;  // per iteration; infinite when someone waits
   bool stops_compiler() const;         // while an iteration runs
   void prepare_plans(std::chrono::steady_clock::time_point deadline);
