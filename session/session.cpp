@@ -192,12 +192,14 @@ Session::Session(const Graph& g, SessionTarget target, const MachinePeak& machin
 Session::~Session() = default;
 
 std::unique_ptr<Session::Running> Session::build(const Graph& base, const std::vector<int>& regions,
-                                                 std::span<const ValueId> observe) {
+                                                 std::span<const ValueId> observe,
+                                                 const Running* lender) {
   auto r = std::make_unique<Running>();
   r->graph = std::make_unique<Graph>(base);
   for (int id : regions)
     r->region_of_fused_node[fusion::fuse_region(*r->graph, detection_.regions[id])] = id;
-  r->exec = std::make_unique<Executor>(*r->graph, *fusing_, observe);
+  r->exec = std::make_unique<Executor>(*r->graph, *fusing_, observe,
+                                       lender ? &lender->exec->plan() : nullptr);
   if (options_.trace) {
     for (const Step& st : r->exec->plan().steps()) {
       const Node& n = r->graph->node(st.node);
@@ -605,7 +607,7 @@ void Session::prepare_validation() {
   std::sort(observe.begin(), observe.end());
   auto v = std::make_unique<Validation>();
   try {
-    v->observe = build(plan_base(), kept(), observe);
+    v->observe = build(plan_base(), kept(), observe, current_.get());
   } catch (const Error& e) {  // out of device memory, say: the plan in use goes on
     for (int r : fresh)
       fail_validation(r, std::string("the plan that checks it could not be built: ") + e.what());
@@ -758,7 +760,7 @@ void Session::prepare_candidate() {
   regions.insert(regions.end(), c->fresh.begin(), c->fresh.end());
   plan_stale_ = false;
   try {
-    c->plan = build(plan_base(), regions);
+    c->plan = build(plan_base(), regions, {}, current_.get());
   } catch (const Error& e) {  // out of device memory, say: the plan in use goes on
     for (int r : c->fresh) {
       regions_[r].swapped_at = static_cast<int>(iterations_.size()) - 1;

@@ -234,9 +234,11 @@ class Session {
   struct Validation;   // the regions being validated
   struct Candidate;    // the next plan
   class TraceObserver;
-  // `base` (graph_ or the statically rewritten graph) with `regions` fused.
+  // `base` (graph_ or the statically rewritten graph) with `regions` fused; its scratch
+  // buffers shared with `lender`'s where given (a plan that never runs beside it, Plan).
   std::unique_ptr<Running> build(const Graph& base, const std::vector<int>& regions,
-                                 std::span<const ValueId> observe = {});
+                                 std::span<const ValueId> observe = {},
+                                 const Running* lender = nullptr);
   const Graph& plan_base() const { return static_kept_ ? *static_graph_ : graph_; }
   // The detected region of a node of graph_, or -1 (also for nodes a rewrite added).
   int region_of(NodeId n) const {

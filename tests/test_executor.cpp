@@ -158,6 +158,49 @@ TEST(Plan, TouchPagesInSlicesKeepsEveryByte) {
   EXPECT_EQ(std::memcmp(a[0].data, b[0].data, a[0].numel() * sizeof(float)), 0);
 }
 
+// The adaptive session builds its next plan and its validation's plan on the scratch buffers
+// of the plan in use. The borrower must compute what a plan of its own computes, keep its
+// observed values and outputs to itself, and outlive the lender.
+TEST(Plan, ABorrowerSharesOnlyScratchAndOutlivesTheLender) {
+  const char* text = R"({
+    "inputs": [{"name": "x", "dtype": "f32", "shape": [100000]}],
+    "nodes": [
+      {"name": "y", "op": "Elemwise", "mode": "MUL", "inputs": ["x", "x"]},
+      {"name": "z", "op": "Elemwise", "mode": "EXP", "inputs": ["y:0"]},
+      {"name": "u", "op": "Elemwise", "mode": "ADD", "inputs": ["z:0", "y:0"]},
+      {"name": "w", "op": "Elemwise", "mode": "SIN", "inputs": ["u:0"]}],
+    "outputs": ["w:0"]})";
+  Graph g = parse_graph_json(text, "lend");
+  const ValueId z = *g.find_value("z:0");
+  cpu::CpuBackend backend, other_backend;
+  auto lender = std::make_unique<Executor>(g, backend);
+  Executor own(g, backend, std::span<const ValueId>(&z, 1));
+  Executor borrower(g, backend, std::span<const ValueId>(&z, 1), &lender->plan());
+  EXPECT_EQ(own.plan().lent_bytes(), 0u);
+  EXPECT_GT(borrower.plan().lent_bytes(), 0u);
+  EXPECT_LT(borrower.plan().lent_bytes(), borrower.plan().buffer_bytes());  // z, w: its own
+  EXPECT_EQ(borrower.plan().buffer_bytes(), own.plan().buffer_bytes());
+  Executor elsewhere(g, other_backend, {}, &lender->plan());  // another backend's memory
+  EXPECT_EQ(elsewhere.plan().lent_bytes(), 0u);
+
+  std::vector<HostTensor> a = random_inputs(g, 1), b = random_inputs(g, 2);
+  using Floats = std::vector<float>;
+  auto floats = [](const TensorView& t) {
+    const float* p = static_cast<const float*>(t.data);
+    return Floats(p, p + t.numel());
+  };
+  const Floats w_b = floats(own.run(views(b))[0]), z_b = floats(own.plan().observed(z));
+  const Floats w_a = floats(own.run(views(a))[0]);
+
+  auto got = borrower.run(views(b));
+  EXPECT_NE(got[0].data, lender->plan().output(0).data);
+  EXPECT_EQ(floats(got[0]), w_b);
+  EXPECT_EQ(floats(lender->run(views(a))[0]), w_a);     // over the shared scratch
+  EXPECT_EQ(floats(borrower.plan().observed(z)), z_b);  // not overwritten by it
+  lender.reset();
+  EXPECT_EQ(floats(borrower.run(views(a))[0]), w_a);
+}
+
 TEST(Executor, EveryOpTypeAndDtypePath) {
   const char* text = R"({
     "inputs": [{"name": "x", "dtype": "f32", "shape": [3, 4, 5]},

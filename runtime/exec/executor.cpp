@@ -11,8 +11,9 @@ const Graph& verified(const Graph& g) {
 }
 }  // namespace
 
-Executor::Executor(const Graph& g, Backend& backend, std::span<const ValueId> observe)
-    : graph_(verified(g)), backend_(backend), plan_(g, backend, observe) {
+Executor::Executor(const Graph& g, Backend& backend, std::span<const ValueId> observe,
+                   const Plan* lender)
+    : graph_(verified(g)), backend_(backend), plan_(g, backend, observe, lender) {
   outputs_.resize(g.outputs().size());
 }
 

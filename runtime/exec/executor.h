@@ -29,8 +29,10 @@ class StepObserver {
 class Executor {
  public:
   // Plans `g` for `backend`; throws hf::Error if the graph is invalid or a node unsupported.
-  // `observe`: values readable after each run through plan().observed() (see Plan).
-  Executor(const Graph& g, Backend& backend, std::span<const ValueId> observe = {});
+  // `observe`: values readable after each run through plan().observed(); `lender`: a plan
+  // whose scratch buffers this one shares, which never runs at the same time (see Plan).
+  Executor(const Graph& g, Backend& backend, std::span<const ValueId> observe = {},
+           const Plan* lender = nullptr);
 
   // Runs one iteration. `inputs` follow g.inputs() and must match their dtypes and shapes
   // (checked; hf::Error names the input). Returns the outputs' views, valid until the next

@@ -29,7 +29,8 @@ size_t value_bytes(const Value& v) {
 
 }  // namespace
 
-Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) : backend_(backend) {
+Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe, const Plan* lender)
+    : backend_(backend) {
   std::vector<NodeId> order = g.topo_order();
   const size_t nv = g.values().size();
 
@@ -53,6 +54,7 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
   struct Buf {
     size_t bytes;
     void* ptr = nullptr;
+    bool pinned = false;  // lives past the iteration (graph output, observed, constant)
   };
   std::vector<Buf> bufs;
   std::vector<int> buf_of(nv, -1);
@@ -100,7 +102,7 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
           }
       if (chosen < 0) {
         if (pinned) {
-          bufs.push_back({value_bytes(v)});
+          bufs.push_back({value_bytes(v), nullptr, true});
           chosen = static_cast<int>(bufs.size()) - 1;
         } else {
           chosen = take_buffer(value_bytes(v));
@@ -117,8 +119,27 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
         free_bufs.emplace(bufs[buf_of[out]].bytes, buf_of[out]);
   }
 
+  // The lender's scratch buffers, smallest first, each taken by at most one of ours: the
+  // largest of ours first, each the smallest that holds it.
+  std::multimap<size_t, const Buffer*> lendable;
+  if (lender && &lender->backend_ == &backend_)
+    for (const Buffer& b : lender->buffers_)
+      if (b.scratch) lendable.emplace(b.bytes, &b);
+  std::vector<const Buffer*> lent_to(bufs.size(), nullptr);
+  std::vector<size_t> by_size(bufs.size());
+  for (size_t i = 0; i < bufs.size(); ++i) by_size[i] = i;
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&](size_t a, size_t b) { return bufs[a].bytes > bufs[b].bytes; });
+  for (size_t i : by_size) {
+    if (bufs[i].pinned) continue;
+    auto it = lendable.lower_bound(bufs[i].bytes);
+    if (it == lendable.end()) continue;
+    lent_to[i] = it->second;
+    lendable.erase(it);
+  }
   size_t total = 0;
-  for (const Buf& b : bufs) total += b.bytes;
+  for (size_t i = 0; i < bufs.size(); ++i)
+    if (!lent_to[i]) total += bufs[i].bytes;
   check_memory_cap(total, "graph '" + printable(g.name) + "': the planned buffers");
   auto view_of = [&](ValueId v) {
     const Value& val = g.value(v);
@@ -127,36 +148,41 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
     return contiguous_view(p, val.dtype, val.shape);
   };
 
-  // A constructor that throws runs no destructor: an allocation or kernel that fails (out
-  // of device memory, an unsupported node) must not leak the buffers taken so far.
-  try {
-    for (Buf& b : bufs) {
-      b.ptr = backend_.alloc(b.bytes);
-      buffers_.push_back(b.ptr);
-      buffer_sizes_.push_back(b.bytes);
-      buffer_bytes_ += b.bytes;
+  // An allocation or kernel that fails (out of device memory, an unsupported node) throws:
+  // the buffers taken so far are members, released as the constructor unwinds.
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    Buffer b;
+    if (lent_to[i]) {
+      b = *lent_to[i];
+      b.lent = true;
+      lent_bytes_ += bufs[i].bytes;
+    } else {
+      Backend* owner = &backend_;
+      b.memory = std::shared_ptr<void>(backend_.alloc(bufs[i].bytes),
+                                       [owner](void* p) { owner->free(p); });
+      b.bytes = bufs[i].bytes;
+      b.scratch = !bufs[i].pinned;
     }
+    bufs[i].ptr = b.memory.get();
+    buffer_bytes_ += bufs[i].bytes;
+    buffers_.push_back(std::move(b));
+  }
 
-    for (NodeId id : order) {
-      const Node& n = g.node(id);
-      // Constants are folded once, here, for every backend, and never become steps.
-      if (n.op == OpType::Constant) {
-        if (shared_constants_.count(n.outputs[0])) continue;
-        HostTensor value = constant_value(g, n);
-        backend_.upload(view_of(n.outputs[0]).data, value.data(), value.bytes());
-        continue;
-      }
-      Step st;
-      st.node = id;
-      st.kernel = backend_.make_kernel(g, n);
-      for (ValueId v : n.inputs) st.inputs.push_back(view_of(v));
-      for (ValueId v : n.outputs) st.outputs.push_back(view_of(v));
-      steps_.push_back(std::move(st));
+  for (NodeId id : order) {
+    const Node& n = g.node(id);
+    // Constants are folded once, here, for every backend, and never become steps.
+    if (n.op == OpType::Constant) {
+      if (shared_constants_.count(n.outputs[0])) continue;
+      HostTensor value = constant_value(g, n);
+      backend_.upload(view_of(n.outputs[0]).data, value.data(), value.bytes());
+      continue;
     }
-  } catch (...) {
-    for (void* p : buffers_) backend_.free(p);
-    buffers_.clear();
-    throw;
+    Step st;
+    st.node = id;
+    st.kernel = backend_.make_kernel(g, n);
+    for (ValueId v : n.inputs) st.inputs.push_back(view_of(v));
+    for (ValueId v : n.outputs) st.outputs.push_back(view_of(v));
+    steps_.push_back(std::move(st));
   }
 
   input_uses_.resize(g.inputs().size());
@@ -173,17 +199,16 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe) :
   }
 }
 
-Plan::~Plan() {
-  for (void* p : buffers_) backend_.free(p);
-}
+Plan::~Plan() = default;
 
 bool Plan::touch_pages(size_t max_bytes) {
   if (!backend_.reads_host_memory()) return true;
   constexpr size_t kPage = 4096;
   size_t done = 0;
   while (touched_buffer_ < buffers_.size()) {
-    auto* p = static_cast<volatile unsigned char*>(buffers_[touched_buffer_]);
-    const size_t size = buffer_sizes_[touched_buffer_];
+    const Buffer& b = buffers_[touched_buffer_];
+    auto* p = static_cast<volatile unsigned char*>(b.memory.get());
+    const size_t size = b.lent ? 0 : b.bytes;  // the lender's pages are in
     for (; touched_bytes_ < size; touched_bytes_ += kPage, done += kPage) {
       if (done >= max_bytes) return false;
       p[touched_bytes_] = p[touched_bytes_];  // a write, so the page is really mapped

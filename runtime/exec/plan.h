@@ -7,6 +7,11 @@
 // (Elemwise, PowC, same-size TypeCvt) or keeps the bytes as they are (Reshape, BitCast:
 // their kernels then copy nothing). Graph outputs and constants get their own buffers.
 // All buffers are allocated here, so iterations allocate nothing.
+//
+// The other buffers only carry values within an iteration (scratch): a plan that never runs
+// while another does (the adaptive session's next plan or validation beside its plan in
+// use) can take its scratch buffers from that one instead of allocating its own. Besides
+// the memory, that keeps its first iterations in the caches the other plan warmed.
 #pragma once
 #include <map>
 #include <memory>
@@ -30,7 +35,11 @@ class Plan {
   // Throws hf::Error naming the node if the backend cannot run it. Values in `observe`
   // keep their own buffers like graph outputs, so they can be read after a run (the
   // adaptive session compares a region's live-outs fused and unfused this way).
-  Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe = {});
+  // `lender`: a plan of the same backend that never runs at the same time as this one; its
+  // scratch buffers are shared (each lent to at most one of this plan's, big enough) and
+  // stay alive while either plan does.
+  Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe = {},
+       const Plan* lender = nullptr);
   ~Plan();
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
@@ -44,6 +53,7 @@ class Plan {
   // The view of an observed value (hf::Error if it was not observed).
   const TensorView& observed(ValueId v) const;
   size_t buffer_bytes() const { return buffer_bytes_; }  // all planned memory
+  size_t lent_bytes() const { return lent_bytes_; }      // of it, taken from the lender
   // Fresh host buffers fault in page by page the first time they are written: a new plan's
   // first run is slower than its next ones by that much. This writes every page of the
   // buffers once (keeping their bytes), up to `max_bytes` per call, so the cost can be paid
@@ -58,7 +68,13 @@ class Plan {
   };
   Backend& backend_;
   std::vector<Step> steps_;
-  std::vector<void*> buffers_;
+  struct Buffer {
+    std::shared_ptr<void> memory;
+    size_t bytes = 0;
+    bool scratch = false;  // may be lent to another plan
+    bool lent = false;     // taken from the lender (its pages are in)
+  };
+  std::vector<Buffer> buffers_;
   std::vector<std::vector<InputUse>> input_uses_;  // per graph input
   std::vector<int> output_is_input_;               // per graph output: input index or -1
   std::vector<TensorView> outputs_;
@@ -66,9 +82,8 @@ class Plan {
   // Constants read in place (Backend::reads_host_memory and ConstantData): their shared
   // values, held while the plan lives.
   std::map<ValueId, HostTensor> shared_constants_;
-  size_t buffer_bytes_ = 0;
+  size_t buffer_bytes_ = 0, lent_bytes_ = 0;
   size_t touched_buffer_ = 0, touched_bytes_ = 0;  // touch_pages' position
-  std::vector<size_t> buffer_sizes_;
 };
 
 }  // namespace hf
