@@ -115,6 +115,7 @@ struct Session::RegionCheck {
 struct Session::Validation {
   std::unique_ptr<Running> observe;
   std::vector<RegionCheck> checks;
+  bool touching = false;     // faulter_ is faulting in its buffers
   bool touched = false;      // every buffer faulted in: `observe` may run
   bool inputs_read = false;  // the kernels that read graph inputs ran, on that iteration's
   int observed_at = -1;      // the iteration `observe` ran in: its kept values are that one's
@@ -126,7 +127,7 @@ struct Session::Validation {
 struct Session::Candidate {
   std::unique_ptr<Running> plan;
   std::vector<int> fresh;
-  bool touched = false;
+  bool touching = false, touched = false;  // as a Validation's
 };
 
 Session::Session(const Graph& g, cpu::CpuBackend& backend, fusion::KernelCache& cache,
@@ -500,10 +501,11 @@ void Session::background_work(std::span<const TensorView> inputs, Clock::time_po
   worker_->resume();
   if (validation_ && validation_->observed()) advance_validation(deadline);
   prepare_plans(deadline);
-  // The compiler has the cores until the deadline (run() stops it again where iterations
-  // are long). Short iterations leave it running, but where the executor's threads take
-  // every core it gets next to nothing between them: it needs the slice all the same.
-  if (worker_->pending() > 0 && target_.executor_fills_cores && !waited)
+  // The compiler and the page faulter have the cores until the deadline (run() stops the
+  // compiler again where iterations are long). Short iterations leave it running, but where
+  // the executor's threads take every core it gets next to nothing between them: it needs
+  // the slice all the same.
+  if ((worker_->pending() > 0 || faulter_.busy()) && target_.executor_fills_cores && !waited)
     std::this_thread::sleep_until(deadline);
   // What this took beyond the credit (building a plan cannot be cut short) is owed; what
   // it left unused is not kept, or a long quiet stretch would bank a long stall.
@@ -512,30 +514,39 @@ void Session::background_work(std::span<const TensorView> inputs, Clock::time_po
         std::min(0.0, credit_s_ - std::chrono::duration<double>(Clock::now() - start).count());
 }
 
-// Makes the next plan (a validation's, or the candidate) and faults in its buffers until
-// `deadline`. A plan is made only once the retired ones are gone (at the next run()): the
+// Makes the next plan (a validation's, or the candidate) and has its buffers faulted in on
+// faulter_'s thread (here, at once, when `deadline` is never: someone waits for the
+// fusion). A plan is made only once the retired ones are gone (at the next run()): the
 // session holds at most the plan in use and one more, plus what a validation keeps.
 void Session::prepare_plans(Clock::time_point deadline) {
-  // Faults in the plans' buffers, a slice at a time, until the deadline; true when done.
-  auto touch = [&](std::initializer_list<Executor*> first, std::span<RegionCheck> checks = {}) {
-    constexpr size_t kSlice = size_t(1) << 20;
-    std::vector<Executor*> execs(first);
+  // Faults in the plans' buffers: on the faulter's thread, or here and now where someone
+  // waits for the fusion (no deadline). True once done.
+  auto touch = [&](bool& touching, std::initializer_list<Executor*> first,
+                   std::span<RegionCheck> checks = {}) {
+    std::vector<Plan*> plans;
+    for (Executor* e : first) plans.push_back(&e->plan());
     for (RegionCheck& c : checks)
-      if (c.exec) execs.push_back(c.exec.get());
-    for (Executor* e : execs) {
-      bool done = false;
-      while (!done && Clock::now() < deadline) done = e->plan().touch_pages(kSlice);
-      if (!done) return false;
+      if (c.exec) plans.push_back(&c.exec->plan());
+    if (deadline == Clock::time_point::max()) {
+      for (Plan* p : plans)
+        while (!p->touch_pages(SIZE_MAX)) {
+        }
+      return true;
     }
-    return true;
+    if (!touching) {
+      faulter_.start(std::move(plans));
+      touching = true;
+    }
+    return !faulter_.busy();
   };
   const bool room = retired_.empty();
   if (room && !validation_ && !candidate_ && !ready_.empty()) prepare_validation();
   if (validation_ && !validation_->touched)
-    validation_->touched = touch({validation_->observe->exec.get()}, validation_->checks);
+    validation_->touched =
+        touch(validation_->touching, {validation_->observe->exec.get()}, validation_->checks);
   if (room && !validation_ && !candidate_ && (!passed_.empty() || plan_stale_)) prepare_candidate();
   if (candidate_ && !candidate_->touched)
-    candidate_->touched = touch({candidate_->plan->exec.get()});
+    candidate_->touched = touch(candidate_->touching, {candidate_->plan->exec.get()});
 }
 
 int Session::region_of(const Running& plan, NodeId n) const {

@@ -53,6 +53,7 @@
 #include "profiler/op_class.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/executor.h"
+#include "session/page_faulter.h"
 #include "session/region_verdicts.h"
 #include "session/selection.h"
 #include "session/session_target.h"
@@ -329,6 +330,9 @@ class Session {
   // A swap that added only regions kept before: the first iteration after it that times
   // the plan (into times_) for fused_ops_; -1 when none is pending.
   int timed_from_ = -1;
+  // Faults in the validation's or the candidate's buffers. Last: destroyed (its thread
+  // stopped) before the plans it may be touching.
+  PageFaulter faulter_;
 };
 
 }  // namespace hf

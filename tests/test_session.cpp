@@ -5,15 +5,19 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <sstream>
 #include <thread>
 
 #include "profiler/op_class.h"
 #include "profiler/step_times.h"
+#include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/compare.h"
+#include "runtime/exec/executor.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
 #include "session/compile_worker.h"
+#include "session/page_faulter.h"
 #include "session/phase_stats.h"
 #include "session/session.h"
 #include "session/session_report.h"
@@ -53,6 +57,40 @@ TEST(OpTable, SaysWhatShareOfTheFlopPeakEachOpReached) {
   EXPECT_NE(with.str().find("300.0    75.0%"), std::string::npos) << with.str();
   EXPECT_EQ(without.str().find("of peak"), std::string::npos) << without.str();
   EXPECT_NE(without.str().find("300.0"), std::string::npos) << without.str();
+}
+
+// The session's next plan is faulted in on the faulter's thread while iterations run: it
+// must touch every page of the plan's own buffers (touch_pages then has nothing left), keep
+// their bytes, and stop at once when cancelled, before the plan goes away.
+TEST(PageFaulter, FaultsInEveryPageKeepsTheResultsAndCancels) {
+  const char* text = R"({
+    "inputs": [{"name": "x", "dtype": "f32", "shape": [1000000]}],
+    "nodes": [
+      {"name": "y", "op": "Elemwise", "mode": "EXP", "inputs": ["x"]},
+      {"name": "z", "op": "Elemwise", "mode": "MUL", "inputs": ["y:0", "x"]}],
+    "outputs": ["z:0"]})";
+  Graph g = parse_graph_json(text, "fault");
+  cpu::CpuBackend backend;
+  Executor plain(g, backend), touched(g, backend);
+  PageFaulter faulter;
+  EXPECT_FALSE(faulter.busy());
+  faulter.start({&touched.plan()});
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (faulter.busy() && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_FALSE(faulter.busy());
+  EXPECT_TRUE(touched.plan().touch_pages(1));  // every page done: nothing left to touch
+  std::vector<HostTensor> in = random_inputs(g, 5);
+  auto a = plain.run(views(in));
+  auto b = touched.run(views(in));
+  EXPECT_EQ(std::memcmp(a[0].data, b[0].data, a[0].numel() * sizeof(float)), 0);
+
+  for (int i = 0; i < 20; ++i) {  // cancelled at once, the plan destroyed right after
+    auto doomed = std::make_unique<Executor>(g, backend);
+    faulter.start({&doomed->plan()});
+    faulter.cancel();
+    EXPECT_FALSE(faulter.busy());
+  }
 }
 
 TEST(Selection, HotRegionIsSelectedWithItsNumbers) {
