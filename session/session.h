@@ -268,6 +268,7 @@ class Session {
   void prepare_validation();
   std::vector<ValueId> observed_values(int region) const;
   bool reads_graph_input(const struct RegionCheck& c) const;
+  bool build_check(struct RegionCheck& c);
   void run_check(struct RegionCheck& c, std::span<const TensorView> inputs);
   void run_input_checks(std::span<const TensorView> inputs);
   void advance_validation(std::chrono::steady_clock::time_point deadline);
