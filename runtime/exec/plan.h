@@ -57,9 +57,9 @@ class Plan {
   // Fresh host buffers fault in page by page the first time they are written: a new plan's
   // first run is slower than its next ones by that much. This writes every page of its own
   // buffers once (keeping their bytes; the lender's are in), up to `max_bytes` per call, so
-  // the cost can be paid
-  // before the plan runs, in slices. Returns true once every page is touched. Only where
-  // the buffers are host memory (Backend::reads_host_memory); elsewhere it returns true.
+  // the cost can be paid before the plan runs, in slices. Returns true once every page is
+  // touched. Only where the buffers are host memory (Backend::reads_host_memory); elsewhere
+  // it returns true.
   bool touch_pages(size_t max_bytes);
 
  private:
