@@ -465,7 +465,8 @@ std::shared_ptr<const FusedSignature> make_signature(const RegionKernel& k) {
   return sig;
 }
 
-RegionGraph region_graph(const Graph& g, const Region& r, bool fused) {
+RegionGraph region_graph(const Graph& g, const Region& r, bool fused,
+                         const std::map<ValueId, Shape>& input_shapes) {
   const RegionKernel k = build_region_kernel(g, r);
   RegionGraph out;
   out.graph.name = g.name + ": region";
@@ -479,7 +480,9 @@ RegionGraph region_graph(const Graph& g, const Region& r, bool fused) {
       to_sub[v] = out.graph.add_node(c, {val.name}).at(0);
       continue;
     }
-    to_sub[v] = out.graph.add_input(val.name, val.dtype, val.shape);
+    auto shape = input_shapes.find(v);
+    to_sub[v] = out.graph.add_input(val.name, val.dtype,
+                                    shape != input_shapes.end() ? shape->second : val.shape);
     out.inputs.push_back(v);
   }
   for (NodeId id : g.topo_order(k.nodes)) {

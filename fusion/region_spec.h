@@ -11,6 +11,7 @@
 // actual iteration shape at plan time. A new batch size gives the same spec (same hash, one
 // compiled kernel) and new strides; a new rank or broadcast pattern gives a new spec.
 #pragma once
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -55,11 +56,15 @@ struct RegionKernel {
 // outputs are the live-outs in RegionKernel::outputs order. Values keep
 // their names. `fused`: one Fused node, the very kernel fuse_region gives the region in
 // `g` (same spec, so the same compiled code); otherwise the region's own nodes.
+// `input_shapes` gives some live-ins another shape (the session's checks in parts, e.g.
+// a MatMul epilogue on a block of its rows); the region's values follow by shape inference,
+// which throws hf::Error where they do not fit.
 struct RegionGraph {
   Graph graph;
   std::vector<ValueId> inputs;
 };
-RegionGraph region_graph(const Graph& g, const Region& r, bool fused);
+RegionGraph region_graph(const Graph& g, const Region& r, bool fused,
+                         const std::map<ValueId, Shape>& input_shapes = {});
 
 // Throws hf::Error naming the node if the region is not one detect_regions could return
 // (a view of a value computed inside, a Reduce that is not last, ...). An epilogue region

@@ -15,6 +15,7 @@
 #include "runtime/ir/constant.h"
 #include "runtime/ir/error.h"
 #include "runtime/ir/op_table.h"
+#include "session/check_parts.h"
 #include "session/compile_worker.h"
 
 namespace hf {
@@ -100,7 +101,11 @@ struct Session::RegionCheck {
   int region = -1;
   std::unique_ptr<fusion::RegionGraph> sub;  // on the heap: `exec` refers to its graph
   std::unique_ptr<Executor> exec;
-  bool ran = false;
+  // check_parts.h: the kernel runs on block `part` of `parts` (of its rows), and is
+  // compared there, one block after another; `cut[i]`: sub input i is read by blocks.
+  int parts = 1, part = 0;
+  std::vector<bool> cut;
+  bool ran = false;                 // on the current block
   std::span<const TensorView> got;  // the kernel's live-outs, once it ran
   size_t output = 0;                // the live-out being compared
   int64_t compared = 0;             // its elements compared so far
@@ -408,6 +413,10 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
   return out;
 }
 
+// Short iterations bank their share until it makes a slice worth stopping for: a compiler
+// continued for a few microseconds gets nothing done.
+constexpr double kMinSliceS = 0.25e-3;
+
 // Where the executor fills the cores, and iterations are long enough that stopping and
 // continuing the compiler around each (two signals) costs next to nothing: a graph of a few
 // microseconds per iteration leaves the cores idle most of the time anyway.
@@ -482,9 +491,6 @@ void Session::background_work(std::span<const TensorView> inputs, Clock::time_po
   if (validation_ && validation_->observed() && !validation_->inputs_read) run_input_checks(inputs);
   const double budget_s = background_budget_s();
   const bool waited = !std::isfinite(budget_s);
-  // Short iterations bank their share until it makes a slice worth stopping for: a
-  // compiler continued for a few microseconds gets nothing done.
-  constexpr double kMinSliceS = 0.25e-3;
   // What this iteration already did besides running its plan (swapping, ending a phase,
   // judging, collecting compiles: the iteration that ends profiling selects the regions
   // inline) came out of the same share.
@@ -630,7 +636,10 @@ void Session::prepare_validation() {
           fusion::region_graph(graph_, detection_.regions[r], /*fused=*/true));
       // A kernel that reads graph inputs runs right after the observed iteration: its plan
       // is made now. The others' are made one at a time when their turn comes.
-      if (reads_graph_input(c)) c.exec = std::make_unique<Executor>(c.sub->graph, *fusing_);
+      if (reads_graph_input(c))
+        c.exec = std::make_unique<Executor>(c.sub->graph, *fusing_);
+      else
+        cut_check(c);
     } catch (const Error& e) {
       fail_validation(r, std::string("its kernel could not run alone: ") + e.what());
       continue;
@@ -638,6 +647,37 @@ void Session::prepare_validation() {
     v->checks.push_back(std::move(c));
   }
   if (!v->checks.empty()) validation_ = std::move(v);
+}
+
+// Where a check's run would take more than half a slice of background work, it runs in
+// blocks of rows that take about that (check_parts.h), if the region can be cut so.
+void Session::cut_check(RegionCheck& c) {
+  const double budget_s = background_budget_s();
+  if (!std::isfinite(budget_s) || budget_s <= 0) return;  // someone waits: run it whole
+  const double half_slice_s = 0.5 * std::max(budget_s, kMinSliceS);
+  const RegionCandidate& est = regions_[c.region].candidate;
+  const double run_s = est.heavy_s > 0 ? est.heavy_s : est.unfused_s;
+  if (run_s <= half_slice_s) return;
+  const fusion::Region& region = detection_.regions[c.region];
+  const double wanted = std::min(std::ceil(run_s / half_slice_s), 1e6);
+  const CheckParts split = check_parts(graph_, region, static_cast<int>(wanted));
+  if (split.parts < 2) return;
+  try {
+    auto blocks = std::make_unique<fusion::RegionGraph>(
+        fusion::region_graph(graph_, region, /*fused=*/true, split.cut_shapes));
+    const std::vector<ValueId>& outs = kernels_[c.region].outputs;
+    const std::vector<ValueId>& block_outs = blocks->graph.outputs();
+    if (block_outs.size() != outs.size()) return;
+    for (size_t k = 0; k < outs.size(); ++k)
+      if (numel(blocks->graph.value(block_outs[k]).shape) * split.parts !=
+          numel(graph_.value(outs[k]).shape))
+        return;
+    c.cut.clear();
+    for (ValueId in : blocks->inputs) c.cut.push_back(split.cut_shapes.count(in) > 0);
+    c.sub = std::move(blocks);
+    c.parts = split.parts;
+  } catch (const Error&) {  // shapes that do not fit: the check runs whole
+  }
 }
 
 bool Session::reads_graph_input(const RegionCheck& c) const {
@@ -684,10 +724,18 @@ void Session::run_check(RegionCheck& c, std::span<const TensorView> inputs) {
   c.ran = true;
   const Plan& observed = validation_->observe->exec->plan();
   std::vector<TensorView> bound;
-  for (ValueId in : c.sub->inputs) {
+  for (size_t i = 0; i < c.sub->inputs.size(); ++i) {
+    const ValueId in = c.sub->inputs[i];
     auto g = std::find(graph_.inputs().begin(), graph_.inputs().end(), in);
-    bound.push_back(g != graph_.inputs().end() ? inputs[g - graph_.inputs().begin()]
-                                               : observed.observed(in));
+    TensorView v =
+        g != graph_.inputs().end() ? inputs[g - graph_.inputs().begin()] : observed.observed(in);
+    if (c.parts > 1 && c.cut[i]) {  // block `part` of its rows: a contiguous run of elements
+      const Shape& block = c.sub->graph.value(c.sub->graph.inputs()[i]).shape;
+      v = contiguous_view(static_cast<char*>(v.data) +
+                              static_cast<size_t>(c.part * numel(block)) * dtype_size(v.dtype),
+                          v.dtype, block);
+    }
+    bound.push_back(v);
   }
   try {
     c.got = c.exec->run(bound);
@@ -716,6 +764,11 @@ void Session::advance_validation(Clock::time_point deadline) {
   while (v.next < v.checks.size() && Clock::now() < deadline) {
     RegionCheck& c = v.checks[v.next];
     const std::vector<ValueId>& outs = kernels_[c.region].outputs;
+    if (c.failure.empty() && c.output >= outs.size() && c.part + 1 < c.parts) {
+      ++c.part;  // the next block of rows: run, then compared
+      c.output = 0;
+      c.ran = false;
+    }
     if (!c.failure.empty() || c.output >= outs.size()) {
       c.got = {};
       c.exec.reset();  // its buffers: the next check's plan is made in their place
@@ -735,10 +788,11 @@ void Session::advance_validation(Clock::time_point deadline) {
     }
     const TensorView& want = observed.observed(outs[c.output]);
     const TensorView& got = c.got[c.output];
-    const int64_t n = want.numel();
+    const int64_t n = got.numel();     // the block's (all of it when run whole)
+    const int64_t first = c.part * n;  // where the block starts in the live-out
     const int64_t len = std::min(kSliceElements, n - c.compared);
     HostTensor e_host, a_host;  // downloaded when the plans hold device memory
-    const TensorView e = readable_slice(want, c.compared, len, e_host);
+    const TensorView e = readable_slice(want, first + c.compared, len, e_host);
     const TensorView a = readable_slice(got, c.compared, len, a_host);
     Mismatch m = compare(
         e, a, kernels_[c.region].epilogue ? heavy_epilogue_tolerance(e) : fused_tolerance(e.dtype));
@@ -746,7 +800,7 @@ void Session::advance_validation(Clock::time_point deadline) {
     if (m.index >= 0) {
       char b[160];
       std::snprintf(b, sizeof b, "' element %lld is %.9g, unfused %.9g",
-                    static_cast<long long>(c.compared + m.index), m.actual, m.expected);
+                    static_cast<long long>(first + c.compared + m.index), m.actual, m.expected);
       c.failure = "value '" + graph_.value(outs[c.output]).name + b;
     }
     c.compared += len;
@@ -763,7 +817,9 @@ void Session::advance_validation(Clock::time_point deadline) {
     }
     char b[96];
     std::snprintf(b, sizeof b, "%.3g of the tolerance", c.worst);
-    regions_[c.region].validation = std::string("passed: worst element used ") + b;
+    regions_[c.region].validation =
+        std::string("passed: worst element used ") + b +
+        (c.parts > 1 ? ", run in " + std::to_string(c.parts) + " blocks of rows" : "");
     passed_.push_back(c.region);
   }
   // The caller may still read the observed iteration's outputs while it is the last one.

@@ -23,9 +23,10 @@
 //               below and faulting in their buffers, comparing live-outs, slice by slice.
 //  validating   one iteration on the plan in use, built again to keep the ready regions'
 //               live-ins and live-outs: its results are returned as usual. After it, each
-//               region's kernel runs alone on those live-ins, and its live-outs are
-//               compared with the unfused ones (fused_tolerance) over the next shares; a
-//               mismatch reverts the region. The plan with the ones that passed is then
+//               region's kernel runs alone on those live-ins (a heavy epilogue longer than
+//               half a slice on one block of its rows a share, check_parts.h), and its
+//               live-outs are compared with the unfused ones (fused_tolerance) over the
+//               next shares; a mismatch reverts the region. The plan with the ones that passed is then
 //               prepared and swapped in at a boundary.
 //  reprofiling  the fused plan is timed (after one untimed iteration: its kernels are new);
 //               a region whose kernel is not faster than the ops it replaced is reverted,
@@ -267,6 +268,7 @@ class Session {
   void prepare_plans(std::chrono::steady_clock::time_point deadline);
   void prepare_validation();
   std::vector<ValueId> observed_values(int region) const;
+  void cut_check(struct RegionCheck& c);
   bool reads_graph_input(const struct RegionCheck& c) const;
   bool build_check(struct RegionCheck& c);
   void run_check(struct RegionCheck& c, std::span<const TensorView> inputs);

@@ -20,24 +20,17 @@
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
-#include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/ir/conv_post_ops.h"
 #include "runtime/ir/epilogue.h"
 #include "runtime/ir/nhwc_layout.h"
 #include "session/session.h"
 #include "tests/support/fixed_machine.h"
+#include "tests/support/graph_text.h"
 #include "tests/support/jit_env.h"
 
 namespace hf {
 namespace {
-
-Graph parse(const std::string& inputs, const std::string& nodes, const std::string& outputs) {
-  return parse_graph_json(R"({"format": "hotfuse-graph", "version": 1, "name": "t", "inputs": [)" +
-                              inputs + R"(], "nodes": [)" + nodes + R"(], "outputs": [)" + outputs +
-                              "]}",
-                          "test");
-}
 
 std::string literal(const std::string& name, double v) {
   return R"({"name": ")" + name +
@@ -131,7 +124,7 @@ std::string linear_gelu_nodes() {
 }
 
 TEST(EpilogueDetect, TakesBiasAndGeluWhoseInputIsReadTwice) {
-  Graph g = parse(kLinearGeluIn, linear_gelu_nodes(), R"("mul2:0")");
+  Graph g = graph_text(kLinearGeluIn, linear_gelu_nodes(), R"("mul2:0")");
   fusion::Detection d = detect(g);
   EXPECT_EQ(epilogues(g, d), std::vector<std::string>{"MatMul+ADD+TRUE_DIV+ERF+ADD+MUL+MUL"});
   ASSERT_EQ(d.regions.size(), 1u);  // the literals went with it; no JIT region is left
@@ -150,15 +143,15 @@ TEST(EpilogueDetect, TakesBiasAndGeluWhoseInputIsReadTwice) {
 TEST(EpilogueDetect, StopsWhereAValueIsAlsoReadOutside) {
   // bias's result feeds relu and a second MatMul: the epilogue is the ADD alone, and relu
   // (one node) is left unfused.
-  Graph g = parse(R"({"name": "x", "dtype": "f32", "shape": [8, 16]},
+  Graph g = graph_text(R"({"name": "x", "dtype": "f32", "shape": [8, 16]},
       {"name": "w", "dtype": "f32", "shape": [16, 16]},
       {"name": "b", "dtype": "f32", "shape": [16]})",
-                  R"({"name": "mm", "op": "MatMul", "inputs": ["x", "w"]},
+                       R"({"name": "mm", "op": "MatMul", "inputs": ["x", "w"]},
       {"name": "bias", "op": "Elemwise", "mode": "ADD", "inputs": ["mm:0", "b"]},
       {"name": "relu", "op": "Elemwise", "mode": "RELU", "inputs": ["bias:0"]},
       {"name": "mm2", "op": "MatMul", "inputs": ["bias:0", "w"]},
       {"name": "out", "op": "Elemwise", "mode": "ADD", "inputs": ["mm2:0", "relu:0"]})",
-                  R"("out:0")");
+                       R"("out:0")");
   fusion::Detection d = detect(g);
   // mm2's epilogue takes `out`: relu's result was computed before mm2.
   EXPECT_EQ(epilogues(g, d), (std::vector<std::string>{"MatMul+ADD", "MatMul+ADD"}));
@@ -168,132 +161,132 @@ TEST(EpilogueDetect, StopsWhereAValueIsAlsoReadOutside) {
 TEST(EpilogueDetect, NeverTakesAnOperandThatDependsOnTheHeavyOp) {
   // Softmax after a MatMul: EXP joins, the division by the row sum (computed from EXP's
   // result) cannot, and stays with the Reduce in a JIT region.
-  Graph g = parse(R"({"name": "x", "dtype": "f32", "shape": [6, 10]},
+  Graph g = graph_text(R"({"name": "x", "dtype": "f32", "shape": [6, 10]},
       {"name": "w", "dtype": "f32", "shape": [10, 12]})",
-                  R"({"name": "mm", "op": "MatMul", "inputs": ["x", "w"]},
+                       R"({"name": "mm", "op": "MatMul", "inputs": ["x", "w"]},
       {"name": "e", "op": "Elemwise", "mode": "EXP", "inputs": ["mm:0"]},
       {"name": "s", "op": "Reduce", "attrs": {"mode": "SUM", "axes": [1], "keepdims": 1},
        "inputs": ["e:0"]},
       {"name": "p", "op": "Elemwise", "mode": "TRUE_DIV", "inputs": ["e:0", "s:0"]})",
-                  R"("p:0")");
+                       R"("p:0")");
   fusion::Detection d = detect(g);
   EXPECT_EQ(epilogues(g, d), std::vector<std::string>{"MatMul+EXP"});
   expect_same_results(g, 1);
 }
 
 TEST(EpilogueDetect, LeavesAHeavyOutputThatIsNeededAsItIs) {
-  Graph g = parse(R"({"name": "x", "dtype": "f32", "shape": [4, 8]},
+  Graph g = graph_text(R"({"name": "x", "dtype": "f32", "shape": [4, 8]},
       {"name": "w", "dtype": "f32", "shape": [8, 8]})",
-                  R"({"name": "mm", "op": "MatMul", "inputs": ["x", "w"]},
+                       R"({"name": "mm", "op": "MatMul", "inputs": ["x", "w"]},
       {"name": "r", "op": "Elemwise", "mode": "RELU", "inputs": ["mm:0"]})",
-                  R"("r:0", "mm:0")");
+                       R"("r:0", "mm:0")");
   EXPECT_TRUE(epilogues(g, detect(g)).empty());
   // Integer or f16 chains are left alone too.
-  Graph h = parse(R"({"name": "x", "dtype": "f16", "shape": [4, 8]},
+  Graph h = graph_text(R"({"name": "x", "dtype": "f16", "shape": [4, 8]},
       {"name": "w", "dtype": "f16", "shape": [8, 8]})",
-                  R"({"name": "mm", "op": "MatMul", "inputs": ["x", "w"]},
+                       R"({"name": "mm", "op": "MatMul", "inputs": ["x", "w"]},
       {"name": "r", "op": "Elemwise", "mode": "RELU", "inputs": ["mm:0"]})",
-                  R"("r:0")");
+                       R"("r:0")");
   EXPECT_TRUE(epilogues(h, detect(h)).empty());
 }
 
 // ---- numerics: MatMul ----------------------------------------------------------------------
 
 TEST(EpilogueNumerics, LinearWithBiasAndGeluOverOddSizes) {
-  expect_same_results(parse(kLinearGeluIn, linear_gelu_nodes(), R"("mul2:0")"), 1);
+  expect_same_results(graph_text(kLinearGeluIn, linear_gelu_nodes(), R"("mul2:0")"), 1);
 }
 
 TEST(EpilogueNumerics, LinearWithConstantWeightsPackedOnce) {
-  Graph g = parse(R"({"name": "x", "dtype": "f32", "shape": [33, 40]},
+  Graph g = graph_text(R"({"name": "x", "dtype": "f32", "shape": [33, 40]},
       {"name": "b", "dtype": "f32", "shape": [1, 700]})",
-                  R"({"name": "w", "op": "Constant",
+                       R"({"name": "w", "op": "Constant",
        "attrs": {"dtype": "f32", "shape": [40, 700], "value": [0.03125]}, "inputs": []},
       {"name": "mm", "op": "MatMul", "inputs": ["x", "w:0"]},
       {"name": "bias", "op": "Elemwise", "mode": "ADD", "inputs": ["mm:0", "b"]},
       {"name": "t", "op": "Elemwise", "mode": "TANH", "inputs": ["bias:0"]})",
-                  R"("t:0")");
+                       R"("t:0")");
   expect_same_results(g, 1);
 }
 
 TEST(EpilogueNumerics, MatrixVectorColumnBlocksWithResidualAndRelu) {
-  Graph g = parse(R"({"name": "x", "dtype": "f32", "shape": [1, 3, 64]},
+  Graph g = graph_text(R"({"name": "x", "dtype": "f32", "shape": [1, 3, 64]},
       {"name": "w", "dtype": "f32", "shape": [64, 301]},
       {"name": "r", "dtype": "f32", "shape": [1, 3, 301]})",
-                  R"({"name": "mm", "op": "MatMul", "inputs": ["x", "w"]},
+                       R"({"name": "mm", "op": "MatMul", "inputs": ["x", "w"]},
       {"name": "res", "op": "Elemwise", "mode": "ADD", "inputs": ["r", "mm:0"]},
       {"name": "relu", "op": "Elemwise", "mode": "RELU", "inputs": ["res:0"]})",
-                  R"("relu:0")");
+                       R"("relu:0")");
   expect_same_results(g, 1);
 }
 
 TEST(EpilogueNumerics, AttentionScoresWithScaleAndBroadcastMask) {
-  Graph g = parse(R"({"name": "q", "dtype": "f32", "shape": [2, 3, 5, 16]},
+  Graph g = graph_text(R"({"name": "q", "dtype": "f32", "shape": [2, 3, 5, 16]},
       {"name": "k", "dtype": "f32", "shape": [2, 3, 16, 33]},
       {"name": "mask", "dtype": "f32", "shape": [2, 1, 5, 33]})",
-                  literal("scale", 0.25) + R"(,
+                       literal("scale", 0.25) + R"(,
       {"name": "mm", "op": "MatMul", "inputs": ["q", "k"]},
       {"name": "mul", "op": "Elemwise", "mode": "MUL", "inputs": ["mm:0", "scale:0"]},
       {"name": "add", "op": "Elemwise", "mode": "ADD", "inputs": ["mul:0", "mask"]})",
-                  R"("add:0")");
+                       R"("add:0")");
   expect_same_results(g, 1);
 }
 
 TEST(EpilogueNumerics, FallbackMatmulWithPerRowOperandAndPowC) {
   // Batches (2,1) x (1,3): oneDNN's plan refuses them, matmul() runs and the blocks come
   // after. The per-row operand [5,1] is broadcast along the innermost axis.
-  Graph g = parse(R"({"name": "a", "dtype": "f32", "shape": [2, 1, 5, 7]},
+  Graph g = graph_text(R"({"name": "a", "dtype": "f32", "shape": [2, 1, 5, 7]},
       {"name": "b", "dtype": "f32", "shape": [1, 3, 7, 9]},
       {"name": "row", "dtype": "f32", "shape": [5, 1]})",
-                  R"({"name": "mm", "op": "MatMul", "inputs": ["a", "b"]},
+                       R"({"name": "mm", "op": "MatMul", "inputs": ["a", "b"]},
       {"name": "sq", "op": "PowC", "attrs": {"exponent": 2.0}, "inputs": ["mm:0"]},
       {"name": "sub", "op": "Elemwise", "mode": "SUB", "inputs": ["sq:0", "row"]})",
-                  R"("sub:0")");
+                       R"("sub:0")");
   expect_same_results(g, 1);
 }
 
 // ---- numerics: Conv ------------------------------------------------------------------------
 
 TEST(EpilogueNumerics, PointwiseConvWithPerChannelAddAndClip) {
-  Graph g = parse(R"({"name": "x", "dtype": "f32", "shape": [2, 16, 7, 9]},
+  Graph g = graph_text(R"({"name": "x", "dtype": "f32", "shape": [2, 16, 7, 9]},
       {"name": "w", "dtype": "f32", "shape": [24, 16, 1, 1]},
       {"name": "b", "dtype": "f32", "shape": [24]},
       {"name": "c", "dtype": "f32", "shape": [24, 1, 1]})",
-                  literal("lo", -0.25) + "," + literal("hi", 0.5) + R"(,
+                       literal("lo", -0.25) + "," + literal("hi", 0.5) + R"(,
       {"name": "conv", "op": "Conv", "inputs": ["x", "w", "b"]},
       {"name": "add", "op": "Elemwise", "mode": "ADD", "inputs": ["conv:0", "c"]},
       {"name": "clip", "op": "Elemwise", "mode": "CLIP", "inputs": ["add:0", "lo:0", "hi:0"]})",
-                  R"("clip:0")");
+                       R"("clip:0")");
   expect_same_results(g, 1);
 }
 
 TEST(EpilogueNumerics, StridedConvThroughNhwcReordersWithResidual) {
-  Graph g =
-      parse(R"({"name": "x", "dtype": "f32", "shape": [1, 6, 11, 13]},
+  Graph g = graph_text(
+      R"({"name": "x", "dtype": "f32", "shape": [1, 6, 11, 13]},
       {"name": "w", "dtype": "f32", "shape": [10, 6, 3, 3]},
       {"name": "r", "dtype": "f32", "shape": [1, 10, 6, 7]})",
-            R"({"name": "conv", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1], "strides": [2, 2]},
+      R"({"name": "conv", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1], "strides": [2, 2]},
        "inputs": ["x", "w"]},
       {"name": "add", "op": "Elemwise", "mode": "ADD", "inputs": ["conv:0", "r"]},
       {"name": "relu", "op": "Elemwise", "mode": "RELU", "inputs": ["add:0"]})",
-            R"("relu:0")");
+      R"("relu:0")");
   expect_same_results(g, 1);
 }
 
 TEST(EpilogueNumerics, NhwcChainOfTheGraphsOwnWithDepthwiseAndClip) {
   // Lowered by the CPU's own NHWC rewrite, as a session does: the Convs run on NHWC values.
-  Graph g = parse(R"({"name": "x", "dtype": "f32", "shape": [2, 8, 9, 11]},
+  Graph g = graph_text(R"({"name": "x", "dtype": "f32", "shape": [2, 8, 9, 11]},
       {"name": "w1", "dtype": "f32", "shape": [8, 8, 1, 1]},
       {"name": "b1", "dtype": "f32", "shape": [8]},
       {"name": "w2", "dtype": "f32", "shape": [8, 1, 3, 3]},
       {"name": "w3", "dtype": "f32", "shape": [5, 8, 1, 1]})",
-                  literal("lo", 0) + "," + literal("hi", 0.75) + R"(,
+                       literal("lo", 0) + "," + literal("hi", 0.75) + R"(,
       {"name": "pw", "op": "Conv", "inputs": ["x", "w1", "b1"]},
       {"name": "clip1", "op": "Elemwise", "mode": "CLIP", "inputs": ["pw:0", "lo:0", "hi:0"]},
       {"name": "dw", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1], "strides": [2, 2], "group": 8},
        "inputs": ["clip1:0", "w2"]},
       {"name": "clip2", "op": "Elemwise", "mode": "CLIP", "inputs": ["dw:0", "lo:0", "hi:0"]},
       {"name": "proj", "op": "Conv", "inputs": ["clip2:0", "w3"]})",
-                  R"("proj:0")");
+                       R"("proj:0")");
   std::unique_ptr<Graph> nhwc = nhwc_conv_chains(g);
   ASSERT_NE(nhwc, nullptr);
   EXPECT_EQ(epilogues(*nhwc, detect(*nhwc)), (std::vector<std::string>{"Conv+CLIP", "Conv+CLIP"}));
@@ -304,16 +297,16 @@ TEST(EpilogueNumerics, NhwcResidualBlockInRegistersAndThroughBlocks) {
   // conv2's epilogue (ADD of the block's input, then RELU) maps onto oneDNN post-ops (a
   // binary add of an operand in the output's layout, then relu); conv1's (TANH) does not,
   // and runs on blocks.
-  Graph g = parse(R"({"name": "x", "dtype": "f32", "shape": [1, 8, 10, 7]},
+  Graph g = graph_text(R"({"name": "x", "dtype": "f32", "shape": [1, 8, 10, 7]},
       {"name": "w1", "dtype": "f32", "shape": [8, 8, 3, 3]},
       {"name": "w2", "dtype": "f32", "shape": [8, 8, 3, 3]})",
-                  R"({"name": "c1", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]},
+                       R"({"name": "c1", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]},
        "inputs": ["x", "w1"]},
       {"name": "m", "op": "Elemwise", "mode": "TANH", "inputs": ["c1:0"]},
       {"name": "c2", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]}, "inputs": ["m:0", "w2"]},
       {"name": "res", "op": "Elemwise", "mode": "ADD", "inputs": ["c2:0", "x"]},
       {"name": "relu", "op": "Elemwise", "mode": "RELU", "inputs": ["res:0"]})",
-                  R"("relu:0")");
+                       R"("relu:0")");
   std::unique_ptr<Graph> nhwc = nhwc_conv_chains(g);
   ASSERT_NE(nhwc, nullptr);
   EXPECT_EQ(epilogues(*nhwc, detect(*nhwc)),
@@ -325,17 +318,17 @@ TEST(EpilogueNumerics, NhwcWinogradResidualBlockInRegistersAndThroughBlocks) {
   // 16 channels on 16x18 images (20 output tiles of 4x4): both 3x3 Convs run Winograd's
   // F(4x4, 3x3) (conv_winograd.h; ConvWinograd.TakesOnlyTheGeometriesItWinsOn), conv1's TANH
   // on the blocks its output transform reports, conv2's ADD + RELU in that transform.
-  Graph g = parse(R"({"name": "x", "dtype": "f32", "shape": [2, 16, 16, 18]},
+  Graph g = graph_text(R"({"name": "x", "dtype": "f32", "shape": [2, 16, 16, 18]},
       {"name": "w1", "dtype": "f32", "shape": [16, 16, 3, 3]},
       {"name": "b1", "dtype": "f32", "shape": [16]},
       {"name": "w2", "dtype": "f32", "shape": [16, 16, 3, 3]})",
-                  R"({"name": "c1", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]},
+                       R"({"name": "c1", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]},
        "inputs": ["x", "w1", "b1"]},
       {"name": "m", "op": "Elemwise", "mode": "TANH", "inputs": ["c1:0"]},
       {"name": "c2", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]}, "inputs": ["m:0", "w2"]},
       {"name": "res", "op": "Elemwise", "mode": "ADD", "inputs": ["c2:0", "x"]},
       {"name": "relu", "op": "Elemwise", "mode": "RELU", "inputs": ["res:0"]})",
-                  R"("relu:0")");
+                       R"("relu:0")");
   std::unique_ptr<Graph> nhwc = nhwc_conv_chains(g);
   ASSERT_NE(nhwc, nullptr);
   EXPECT_EQ(epilogues(*nhwc, detect(*nhwc)),
@@ -349,16 +342,16 @@ TEST(EpilogueNumerics, NhwcSmallImagesSplitOutputChannelsWithTheResidualInRegist
   // 80 channels split unevenly (5 blocks of 16 or 10 of 8), a batch of two. On AVX-512 the
   // NHWC plan (one thread) runs a Conv with a residual post-op on oneDNN's jit kernel, not
   // the brgconv one the Conv alone gets: the sums' order differs there.
-  Graph g = parse(R"({"name": "x", "dtype": "f32", "shape": [2, 80, 5, 6]},
+  Graph g = graph_text(R"({"name": "x", "dtype": "f32", "shape": [2, 80, 5, 6]},
       {"name": "w1", "dtype": "f32", "shape": [80, 80, 3, 3]},
       {"name": "w2", "dtype": "f32", "shape": [80, 80, 3, 3]})",
-                  R"({"name": "c1", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]},
+                       R"({"name": "c1", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]},
        "inputs": ["x", "w1"]},
       {"name": "relu1", "op": "Elemwise", "mode": "RELU", "inputs": ["c1:0"]},
       {"name": "c2", "op": "Conv", "attrs": {"pads": [1, 1, 1, 1]}, "inputs": ["relu1:0", "w2"]},
       {"name": "res", "op": "Elemwise", "mode": "ADD", "inputs": ["c2:0", "relu1:0"]},
       {"name": "relu2", "op": "Elemwise", "mode": "RELU", "inputs": ["res:0"]})",
-                  R"("relu2:0")");
+                       R"("relu2:0")");
   std::unique_ptr<Graph> nhwc = nhwc_conv_chains(g);
   ASSERT_NE(nhwc, nullptr);
   EXPECT_EQ(epilogues(*nhwc, detect(*nhwc)),
@@ -386,7 +379,8 @@ TEST(EpilogueNumerics, PostOpsMapOnlyWhatTheyComputeExactly) {
       {"name": "col", "dtype": "f32", "shape": [6]})";
   const std::string conv = R"({"name": "conv", "op": "Conv", "inputs": ["x", "w"]},)";
   auto graph = [&](const std::string& nodes) {
-    return parse(in, literal("lo", 0) + "," + literal("hi", 6) + "," + conv + nodes, R"("y:0")");
+    return graph_text(in, literal("lo", 0) + "," + literal("hi", 6) + "," + conv + nodes,
+                      R"("y:0")");
   };
   EXPECT_TRUE(
       map(graph(R"({"name": "a", "op": "Elemwise", "mode": "ADD", "inputs": ["conv:0", "c"]},
@@ -407,7 +401,7 @@ TEST(EpilogueNumerics, PostOpsMapOnlyWhatTheyComputeExactly) {
 
 TEST(EpilogueSession, SelectedValidatedAndReportedLikeARegion) {
   JitEnv env;
-  Graph g = parse(kLinearGeluIn, linear_gelu_nodes(), R"("mul2:0")");
+  Graph g = graph_text(kLinearGeluIn, linear_gelu_nodes(), R"("mul2:0")");
   cpu::CpuBackend backend;
   const std::vector<HostTensor> in = random_inputs(g, 3);
   for (bool on : {true, false}) {

@@ -22,6 +22,7 @@
 #include "session/session.h"
 #include "session/session_report.h"
 #include "tests/support/fixed_machine.h"
+#include "tests/support/graph_text.h"
 #include "tests/support/jit_env.h"
 
 namespace hf {
@@ -183,10 +184,7 @@ TEST(Selection, NoSavingNoKernel) {
 // ---- the compile worker ------------------------------------------------------------------
 
 Graph parse(const std::string& nodes, const std::string& inputs, const std::string& outputs) {
-  return parse_graph_json(R"({"format": "hotfuse-graph", "version": 1, "name": "t", "inputs": [)" +
-                              inputs + R"(], "nodes": [)" + nodes + R"(], "outputs": [)" + outputs +
-                              "]}",
-                          "test");
+  return graph_text(inputs, nodes, outputs);
 }
 
 // A hot chain on 2^22 floats and a cold one on 16: the session should fuse only the first.
