@@ -139,8 +139,10 @@ TEST(CheckParts, BlocksOnTheirRowsGiveTheWholeRunsLiveOuts) {
 // match the unfused ones meanwhile.
 TEST(CheckParts, ASessionValidatesALongEpilogueInBlocksOfRows) {
   JitEnv env;
-  const Graph g = linear_residual(96, 1024, 512);
-  cpu::CpuBackend backend;
+  // 400 MFLOP on two threads: well over the 0.25 ms slice on any core.
+  const Graph g = linear_residual(384, 1024, 512);
+  cpu::ThreadPool pool(2);
+  cpu::CpuBackend backend(&pool);
   const std::vector<HostTensor> in = random_inputs(g, 3);
   Executor unfused(g, backend);
   const TensorView w = unfused.run(views(in))[0];
