@@ -4,6 +4,7 @@
 // slice validates the epilogue in blocks and keeps it.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -152,12 +153,16 @@ TEST(CheckParts, ASessionValidatesALongEpilogueInBlocksOfRows) {
   o.warmup_min_s = 0;
   Session s(g, backend, *env.cache, fixed_machine(), o);
   int epilogue = -1;
-  for (int i = 0; i < 2000 && !s.settled(); ++i) {
+  // Until steady, however many iterations a loaded machine takes (the background share is
+  // a share of time), within a generous limit.
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; !s.settled(); ++i) {
     const TensorView got = s.run(views(in))[0];
     const Mismatch m = compare(want.view(), got, heavy_epilogue_tolerance(want.view()));
     ASSERT_EQ(m.index, -1) << "iteration " << i << " element " << m.index;
+    ASSERT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 120)
+        << "not steady after " << i << " iterations; phase " << phase_name(s.phase());
   }
-  ASSERT_TRUE(s.settled());
   for (size_t r = 0; r < s.regions().size(); ++r)
     if (s.regions()[r].kernel.rfind("MatMul", 0) == 0) epilogue = static_cast<int>(r);
   ASSERT_GE(epilogue, 0);
