@@ -2,15 +2,13 @@
 
 #include <set>
 
-#include "fusion/region_spec.h"
 #include "runtime/ir/constant.h"
 
 namespace hf {
 
-CheckParts check_parts(const Graph& g, const fusion::Region& r, int wanted) {
+CheckParts check_parts(const Graph& g, const fusion::RegionKernel& k, int wanted) {
   const CheckParts whole;
-  if (wanted < 2 || !r.heavy || r.reduce) return whole;
-  const fusion::RegionKernel k = fusion::build_region_kernel(g, r);
+  if (wanted < 2 || !k.epilogue) return whole;
   bool matmul = false;
   std::set<ValueId> right_operands, other_reads;
   for (NodeId id : k.nodes) {
@@ -51,7 +49,6 @@ CheckParts check_parts(const Graph& g, const fusion::Region& r, int wanted) {
     if (is_constant(g, v) || split.cut_shapes.count(v)) continue;
     const Shape& shape = g.value(v).shape;
     const int own_axis = axis - (rank - static_cast<int>(shape.size()));  // right-aligned
-    if (own_axis > static_cast<int>(shape.size()) - 1) return whole;
     if (right_operands.count(v)) {
       if (other_reads.count(v)) return whole;  // read two ways
       if (axis == rank - 2) continue;          // its rows are the MatMul's inner axis: whole

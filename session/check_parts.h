@@ -18,7 +18,7 @@
 #pragma once
 #include <map>
 
-#include "fusion/detect.h"
+#include "fusion/region_spec.h"
 #include "runtime/ir/graph.h"
 
 namespace hf {
@@ -28,8 +28,8 @@ struct CheckParts {
   std::map<ValueId, Shape> cut_shapes;  // the live-ins cut into blocks, and a block's shape
 };
 
-// Into how many blocks region `r` of `g` can be checked: the smallest number of equal
-// blocks that is at least `wanted`, or 1 where the region cannot be split (above).
-CheckParts check_parts(const Graph& g, const fusion::Region& r, int wanted);
+// Into how many blocks the kernel `k` of a region of `g` can be checked: the smallest
+// number of equal blocks that is at least `wanted`, or 1 where it cannot be split (above).
+CheckParts check_parts(const Graph& g, const fusion::RegionKernel& k, int wanted);
 
 }  // namespace hf

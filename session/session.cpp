@@ -102,9 +102,8 @@ struct Session::RegionCheck {
   std::unique_ptr<fusion::RegionGraph> sub;  // on the heap: `exec` refers to its graph
   std::unique_ptr<Executor> exec;
   // check_parts.h: the kernel runs on block `part` of `parts` (of its rows), and is
-  // compared there, one block after another; `cut[i]`: sub input i is read by blocks.
+  // compared there, one block after another; `sub`'s inputs of a block's shape are cut.
   int parts = 1, part = 0;
-  std::vector<bool> cut;
   bool ran = false;                 // on the current block
   std::span<const TensorView> got;  // the kernel's live-outs, once it ran
   size_t output = 0;                // the live-out being compared
@@ -655,25 +654,20 @@ void Session::cut_check(RegionCheck& c) {
   const double budget_s = background_budget_s();
   if (!std::isfinite(budget_s) || budget_s <= 0) return;  // someone waits: run it whole
   const double half_slice_s = 0.5 * std::max(budget_s, kMinSliceS);
-  const RegionCandidate& est = regions_[c.region].candidate;
-  const double run_s = est.heavy_s > 0 ? est.heavy_s : est.unfused_s;
+  const double run_s = regions_[c.region].candidate.heavy_s;  // 0 but for epilogues
   if (run_s <= half_slice_s) return;
-  const fusion::Region& region = detection_.regions[c.region];
   const double wanted = std::min(std::ceil(run_s / half_slice_s), 1e6);
-  const CheckParts split = check_parts(graph_, region, static_cast<int>(wanted));
+  const CheckParts split = check_parts(graph_, kernels_[c.region], static_cast<int>(wanted));
   if (split.parts < 2) return;
   try {
-    auto blocks = std::make_unique<fusion::RegionGraph>(
-        fusion::region_graph(graph_, region, /*fused=*/true, split.cut_shapes));
+    auto blocks = std::make_unique<fusion::RegionGraph>(fusion::region_graph(
+        graph_, detection_.regions[c.region], /*fused=*/true, split.cut_shapes));
+    // Every live-out must come out as one block of its rows.
     const std::vector<ValueId>& outs = kernels_[c.region].outputs;
-    const std::vector<ValueId>& block_outs = blocks->graph.outputs();
-    if (block_outs.size() != outs.size()) return;
     for (size_t k = 0; k < outs.size(); ++k)
-      if (numel(blocks->graph.value(block_outs[k]).shape) * split.parts !=
+      if (numel(blocks->graph.value(blocks->graph.outputs()[k]).shape) * split.parts !=
           numel(graph_.value(outs[k]).shape))
         return;
-    c.cut.clear();
-    for (ValueId in : blocks->inputs) c.cut.push_back(split.cut_shapes.count(in) > 0);
     c.sub = std::move(blocks);
     c.parts = split.parts;
   } catch (const Error&) {  // shapes that do not fit: the check runs whole
@@ -729,11 +723,11 @@ void Session::run_check(RegionCheck& c, std::span<const TensorView> inputs) {
     auto g = std::find(graph_.inputs().begin(), graph_.inputs().end(), in);
     TensorView v =
         g != graph_.inputs().end() ? inputs[g - graph_.inputs().begin()] : observed.observed(in);
-    if (c.parts > 1 && c.cut[i]) {  // block `part` of its rows: a contiguous run of elements
-      const Shape& block = c.sub->graph.value(c.sub->graph.inputs()[i]).shape;
+    const Shape& shape = c.sub->graph.value(c.sub->graph.inputs()[i]).shape;
+    if (shape != v.shape) {  // cut: block `part` of its rows, a contiguous run of elements
       v = contiguous_view(static_cast<char*>(v.data) +
-                              static_cast<size_t>(c.part * numel(block)) * dtype_size(v.dtype),
-                          v.dtype, block);
+                              static_cast<size_t>(c.part * numel(shape)) * dtype_size(v.dtype),
+                          v.dtype, shape);
     }
     bound.push_back(v);
   }
@@ -798,11 +792,12 @@ void Session::advance_validation(Clock::time_point deadline) {
     HostTensor e_host, a_host, s_host;  // downloaded when the plans hold device memory
     const TensorView e = readable_slice(want, at, len, e_host);
     const TensorView a = readable_slice(got, c.compared, len, a_host);
-    const int64_t slice_len = std::min(kSliceElements, want.numel() - slice);
     Tolerance tol = fused_tolerance(e.dtype);
-    if (kernels_[c.region].epilogue)
+    if (kernels_[c.region].epilogue) {
+      const int64_t slice_len = std::min(kSliceElements, want.numel() - slice);
       tol = heavy_epilogue_tolerance(
           at == slice && len == slice_len ? e : readable_slice(want, slice, slice_len, s_host));
+    }
     Mismatch m = compare(e, a, tol);
     c.worst = std::max(c.worst, m.worst_ratio);
     if (m.index >= 0) {

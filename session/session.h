@@ -26,8 +26,8 @@
 //               region's kernel runs alone on those live-ins (a heavy epilogue longer than
 //               half a slice on one block of its rows a share, check_parts.h), and its
 //               live-outs are compared with the unfused ones (fused_tolerance) over the
-//               next shares; a mismatch reverts the region. The plan with the ones that passed is then
-//               prepared and swapped in at a boundary.
+//               next shares; a mismatch reverts the region. The plan with the ones that
+//               passed is then prepared and swapped in at a boundary.
 //  reprofiling  the fused plan is timed (after one untimed iteration: its kernels are new);
 //               a region whose kernel is not faster than the ops it replaced is reverted,
 //               and a plan without it is prepared like any other and swapped in.

@@ -68,31 +68,28 @@ fusion::Detection detect(const Graph& g) {
   return fusion::detect_regions(g, o);
 }
 
-ValueId value_named(const Graph& g, const std::string& name) {
-  for (ValueId v = 0; v < static_cast<ValueId>(g.values().size()); ++v)
-    if (g.value(v).name == name) return v;
-  throw Error("no value " + name);
-}
-
 TEST(CheckParts, CutsAMatMulEpilogueIntoBlocksOfItsRows) {
   const Graph g = linear_residual(48, 32, 40);
   const fusion::Detection d = detect(g);
-  const fusion::Region& r = epilogue_region(g, d);
-  EXPECT_EQ(check_parts(g, r, 1).parts, 1);  // nothing wanted
-  const CheckParts p = check_parts(g, r, 5);
+  const fusion::RegionKernel k = fusion::build_region_kernel(g, epilogue_region(g, d));
+  EXPECT_EQ(check_parts(g, k, 1).parts, 1);  // nothing wanted
+  const CheckParts p = check_parts(g, k, 5);
   EXPECT_EQ(p.parts, 6);               // the smallest divisor of 48 from 5 on
   ASSERT_EQ(p.cut_shapes.size(), 2u);  // the MatMul's rows and the residual; w and b whole
-  EXPECT_EQ(p.cut_shapes.at(value_named(g, "hx:0")), (Shape{1, 8, 32}));
-  EXPECT_EQ(p.cut_shapes.at(value_named(g, "hr:0")), (Shape{1, 8, 40}));
-  EXPECT_EQ(check_parts(g, r, 1000).parts, 48);  // at most one row a block
-  EXPECT_EQ(check_parts(g, r, 7).parts, 8);
+  EXPECT_EQ(p.cut_shapes.at(*g.find_value("hx:0")), (Shape{1, 8, 32}));
+  EXPECT_EQ(p.cut_shapes.at(*g.find_value("hr:0")), (Shape{1, 8, 40}));
+  EXPECT_EQ(check_parts(g, k, 1000).parts, 48);  // at most one row a block
+  EXPECT_EQ(check_parts(g, k, 7).parts, 8);
 }
 
 TEST(CheckParts, KeepsWholeWhatCannotBeCutIntoRows) {
   // One row: only the MatMul's columns are left, and they are its right operand's.
   const Graph one_row = linear_residual(1, 32, 40);
   const fusion::Detection d = detect(one_row);
-  EXPECT_EQ(check_parts(one_row, epilogue_region(one_row, d), 4).parts, 1);
+  EXPECT_EQ(
+      check_parts(one_row, fusion::build_region_kernel(one_row, epilogue_region(one_row, d)), 4)
+          .parts,
+      1);
   // A region that is not an epilogue (a compiled kernel is made for one shape).
   const Graph chain = graph_text(R"({"name": "x", "dtype": "f32", "shape": [64, 64]})",
                                  R"({"name": "a", "op": "Elemwise", "mode": "EXP", "inputs": ["x"]},
@@ -100,14 +97,14 @@ TEST(CheckParts, KeepsWholeWhatCannotBeCutIntoRows) {
                                  R"("b:0")");
   const fusion::Detection dc = detect(chain);
   ASSERT_EQ(dc.regions.size(), 1u);
-  EXPECT_EQ(check_parts(chain, dc.regions[0], 4).parts, 1);
+  EXPECT_EQ(check_parts(chain, fusion::build_region_kernel(chain, dc.regions[0]), 4).parts, 1);
 }
 
 TEST(CheckParts, BlocksOnTheirRowsGiveTheWholeRunsLiveOuts) {
   const Graph g = linear_residual(48, 32, 40);
   const fusion::Detection d = detect(g);
   const fusion::Region& r = epilogue_region(g, d);
-  const CheckParts p = check_parts(g, r, 4);
+  const CheckParts p = check_parts(g, fusion::build_region_kernel(g, r), 4);
   ASSERT_EQ(p.parts, 4);
   const fusion::RegionGraph whole = fusion::region_graph(g, r, /*fused=*/true);
   const fusion::RegionGraph blocks = fusion::region_graph(g, r, /*fused=*/true, p.cut_shapes);
