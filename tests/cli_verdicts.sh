@@ -2,15 +2,21 @@
 # Region verdicts outlive the process (session/verdict_store.h): a second run of the same
 # graph on the same machine takes what the first decided, in the kernel cache's directory;
 # HOTFUSE_VERDICTS=off decides again, and other selection options are another context.
-# Deterministic: --min-saving 100 makes every region "not worth it" (no region saves a
-# whole iteration), whatever this machine's timings. Usage: cli_verdicts.sh HOTFUSE_RUN REPO_ROOT
+# Deterministic: every region is "not worth it" whatever this machine's timings. The graph is
+# the activation chain on 64 elements, whose ops take microseconds, and --expected-iters 1 asks
+# an uncached compile (estimated at 500 ms, docs/adaptive.md) to pay for itself in one
+# iteration. (--min-saving 100 alone was not enough: a region's saving is a sum of per-op
+# medians, which under a sanitizer on a loaded machine exceeded the iteration's median.)
+# Usage: cli_verdicts.sh HOTFUSE_RUN REPO_ROOT
 set -u
 run=$1
 root=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
-ex="$root/traces/graphs/activation_chain.json"
+ex="$tmp/activation_chain_64.json"
+sed 's/"shape": \[1048576\]/"shape": [64]/' "$root/traces/graphs/activation_chain.json" >"$ex"
+grep -q '"shape": \[64\]' "$ex" || { echo "FAIL: could not shrink the activation chain's input"; exit 1; }
 fail() {
   echo "FAIL: $*" >&2
   cat "$tmp/out" "$tmp/err" >&2
@@ -20,7 +26,7 @@ go() {  # go REPORT MIN_SAVING [ENV...]: one adaptive run into $tmp/out, exit co
   local report=$1 saving=$2
   shift 2
   env HOTFUSE_CACHE_DIR="$tmp/cache" "$@" timeout 120 "$run" "$ex" --fusion adaptive \
-    --min-saving "$saving" --iters 1 --warmup 0 --backend cpu --report "$tmp/$report" \
+    --min-saving "$saving" --expected-iters 1 --iters 1 --warmup 0 --backend cpu --report "$tmp/$report" \
     >"$tmp/out" 2>"$tmp/err"
   local rc=$?
   [ "$rc" -eq 0 ] || fail "hotfuse-run exited $rc ($report)"
