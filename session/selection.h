@@ -4,7 +4,8 @@
 // the best bandwidth its own memory-bound ops achieved (at least the machine's peak), its
 // flops over the machine's flop rate) plus one launch. The saving is the measured time of
 // its ops minus that. A region is selected when the saving is at least `min_share` of the
-// iteration and the compile cost (nothing for a cached kernel) is repaid within the
+// iteration (the session passes the larger of the iteration's median and its ops' medians
+// summed, so no share exceeds the whole) and the compile cost (nothing for a cached kernel) is repaid within the
 // expected run. Pure: the numbers in, the decision and its reason out.
 #pragma once
 #include <cstdint>

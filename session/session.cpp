@@ -896,6 +896,12 @@ void Session::end_profiling() {
     phase_ = Phase::Validating;
     return;
   }
+  // A share is of the larger of the iteration's median and its ops' medians summed: those
+  // come from different iterations, and their sum can exceed the median on a noisy machine,
+  // which would let a region save more than the whole iteration.
+  double ops_s = 0;
+  for (const OpRecord& o : unfused_ops_) ops_s += o.cost.seconds;
+  const double share_of_s = std::max(iteration_s, ops_s);
   std::vector<CompileJob> jobs;
   std::vector<int> epilogues;
   for (size_t r = 0; r < regions_.size(); ++r) {
@@ -925,8 +931,8 @@ void Session::end_profiling() {
     for (ValueId v : k.outputs) c.io_bytes += bytes(v);
     c.flops = k.flops;
     c.cached = k.epilogue || target_.kernels->cached(k.spec);
-    rec.selection = k.epilogue ? select_epilogue(c, iteration_s)
-                               : select_region(c, iteration_s, machine_, options_.select);
+    rec.selection = k.epilogue ? select_epilogue(c, share_of_s)
+                               : select_region(c, share_of_s, machine_, options_.select);
     if (options_.policy == FusionPolicy::All) {  // the prediction is kept, for the report
       rec.selection.selected = true;
       rec.selection.reason = "--fusion all: every detected region is fused";
