@@ -6,6 +6,8 @@
 // weights are reordered once while run-time weights are read on every call.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <random>
 #include <string>
@@ -169,6 +171,44 @@ TEST(ConvOnednn, MatchesTheDirectConvolution) {
       }
     }
   }
+}
+
+// A residual block's last Conv (1x1, NHWC, a small image with many channels) with its ADD of
+// the block's input and RELU as post-ops: the same oneDNN kernel as the Conv alone (where a
+// binary post-op would cost it that kernel, the add runs as a sum), and bitwise the results
+// of the Conv followed by the add and the relu, at each plan the pool's size picks (bands of
+// rows at one thread, channel blocks from two).
+TEST(ConvOnednn, AResidualAddKeepsTheConvsKernelAndItsResults) {
+  for (const Case& k :
+       {Case{"512_to_2048_7x7", 1, 512, 7, 7, 2048, 1, 1, 1, 0, 1, 1, true},
+        Case{"64_to_256_14x14", 1, 64, 14, 14, 256, 1, 1, 1, 0, 1, 1, true},
+        Case{"1024_to_2048_stride2", 1, 1024, 14, 14, 2048, 1, 1, 2, 0, 1, 1, false}})
+    for (int threads : {1, 2}) {
+      const std::string what = std::string(k.name) + " at " + std::to_string(threads) + " threads";
+      cpu::ThreadPool pool(threads);
+      ConvGeometry g = geometry(k);
+      g.nhwc = true;
+      const int64_t out = g.n * g.m * g.win.out[0] * g.win.out[1];
+      std::vector<float> x = random_floats(k.n * k.c * k.h * k.w, 1);
+      std::vector<float> w = random_floats(k.m * k.c, 2), b = random_floats(k.m, 3);
+      std::vector<float> residual = random_floats(out, 4);
+      auto plain = cpu::OnednnConv::create(g, threads, true);
+      auto fused = cpu::OnednnConv::create(
+          g, threads, true, {{.kind = ConvPostOp::Add, .operand = 0}, {.kind = ConvPostOp::Relu}});
+      ASSERT_TRUE(plain && fused) << what;
+      EXPECT_STREQ(fused->describe(), plain->describe()) << what;
+      std::vector<float> want(out), got(out, NAN);
+      plain->run(x.data(), w.data(), k.bias ? b.data() : nullptr, want.data(), pool);
+      for (int64_t i = 0; i < out; ++i) want[i] = std::max(want[i] + residual[i], 0.0f);
+      const float* operands[] = {residual.data()};
+      for (int iter = 0; iter < 2; ++iter) {
+        fused->run(x.data(), w.data(), k.bias ? b.data() : nullptr, got.data(), pool, operands);
+        for (int64_t i = 0; i < out; ++i)
+          ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
+              << what << ", run " << iter << ", element " << i << ": " << got[i] << " against "
+              << want[i];
+      }
+    }
 }
 
 TEST(ConvOnednn, RunTimeWeightsAreReadOnEveryCall) {

@@ -6,6 +6,7 @@
 #include "runtime/cpu/packed_weights.h"
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -51,6 +52,15 @@ struct OnednnConv::Impl {
   std::string info;
   int slices = 1;
   std::vector<ConvPostOp> post;
+  // A first post-op adding an operand of the output's shape (a residual) may run as oneDNN's
+  // sum post-op on that operand copied into the output first. Only where the binary form
+  // costs the Conv the kernel it has without post-ops and the sum keeps it: oneDNN 2.6 runs
+  // ResNet's 1x1 Convs with a full-tensor binary add in jit_1x1 instead of brgconv_1x1, up
+  // to 1.4x slower on small images (bench/RESULTS.md). Elsewhere the binary form stays: a
+  // kernel may fold the sum into its accumulators, rounding differently from the add.
+  bool sum_candidate = false;
+  bool sum_first = false;  // decided on the plan's first slice (conv_pd_for)
+  bool sum_decided = false;
   std::unique_ptr<WinogradConv> winograd;  // the fourth plan: it runs the whole Conv
 
   struct Slice {
@@ -83,7 +93,9 @@ struct OnednnConv::Impl {
     sl.src1_off.assign(post.size(), 0);
     for (size_t i = 0; i < post.size(); ++i) {
       const ConvPostOp& p = post[i];
-      if (p.kind == ConvPostOp::Relu) {
+      if (i == 0 && sum_first) {
+        po.append_sum(1.f);
+      } else if (p.kind == ConvPostOp::Relu) {
         po.append_eltwise(1.f, A::eltwise_relu, 0.f, 0.f);
       } else if (p.kind == ConvPostOp::Clip) {
         po.append_eltwise(1.f, A::eltwise_clip, p.lo, p.hi);
@@ -154,9 +166,36 @@ struct OnednnConv::Impl {
     return dnnl::convolution_forward::primitive_desc(d, attr, engine());
   }
 
+  // conv_pd with this slice's post-ops; on a plan's first slice, also whether a leading
+  // residual add runs as a sum (sum_candidate).
+  dnnl::convolution_forward::primitive_desc conv_pd_for(Slice& sl, const memory::desc& src,
+                                                        const memory::desc& wei,
+                                                        const memory::desc& dst, int64_t m,
+                                                        int64_t pad_top, int64_t pad_bottom,
+                                                        int64_t m0, int64_t ms) {
+    if (!sum_decided) {
+      sum_decided = true;
+      sum_first = false;
+      if (sum_candidate) {
+        const std::string plain = conv_pd(src, wei, dst, m, pad_top, pad_bottom).impl_info_str();
+        auto binary = conv_pd(src, wei, dst, m, pad_top, pad_bottom, post_ops_for(sl, m0, ms));
+        if (binary.impl_info_str() == plain) return binary;
+        sum_first = true;
+        try {
+          auto sum = conv_pd(src, wei, dst, m, pad_top, pad_bottom, post_ops_for(sl, m0, ms));
+          if (sum.impl_info_str() == plain) return sum;
+        } catch (const dnnl::error&) {
+        }
+        sum_first = false;
+      }
+    }
+    return conv_pd(src, wei, dst, m, pad_top, pad_bottom, post_ops_for(sl, m0, ms));
+  }
+
   // Slices of output channels; the primitives read and write dense NCHW / OIHW in place.
   // Throws when oneDNN wants other layouts (the caller then tries the NHWC plan).
   void plan_nchw() {
+    sum_decided = false;
     const Window2d& w = g.win;
     const int64_t H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1];
     const int64_t n = std::min<int64_t>(slices, g.m);
@@ -167,8 +206,8 @@ struct OnednnConv::Impl {
       sl.wei = memory::desc(wei_dims(m1 - m0), kF32, Tag::oihw);
       sl.dst = memory::desc({1, m1 - m0, OH, OW}, kF32, Tag::nchw);
       sl.dst_off = m0 * OH * OW;
-      auto pd = conv_pd(sl.src, sl.wei, sl.dst, m1 - m0, w.pad_begin[0], w.pad_end[0],
-                        post_ops_for(sl, m0, m1 - m0));
+      auto pd = conv_pd_for(sl, sl.src, sl.wei, sl.dst, m1 - m0, w.pad_begin[0], w.pad_end[0], m0,
+                            m1 - m0);
       if (pd.src_desc() != sl.src || pd.weights_desc() != sl.wei || pd.dst_desc() != sl.dst)
         throw dnnl::error(dnnl_unimplemented, "plain layouts refused");
       sl.bias = pd.bias_desc();
@@ -214,6 +253,7 @@ struct OnednnConv::Impl {
   // band's primitive is then asked for the first one's, so one reorder serves all).
   void plan_nhwc() {
     s.clear();
+    sum_decided = false;
     const Window2d& w = g.win;
     const int64_t C = g.c, M = g.m, H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1];
     const int64_t n = std::min<int64_t>(slices, std::min(OH, H));
@@ -237,8 +277,8 @@ struct OnednnConv::Impl {
       sl.dst_off = r0 * OW * M;
       if (!post.empty() && !g.nhwc)
         throw dnnl::error(dnnl_unimplemented, "post-ops on a reordered output");
-      auto pd = conv_pd(sl.src, i == 0 ? wei_any : s[0].wei, sl.dst, M, h0 - a, pad_bottom,
-                        post_ops_for(sl, 0, M));
+      auto pd =
+          conv_pd_for(sl, sl.src, i == 0 ? wei_any : s[0].wei, sl.dst, M, h0 - a, pad_bottom, 0, M);
       if (pd.src_desc() != sl.src || pd.dst_desc() != sl.dst ||
           (i > 0 && pd.weights_desc() != s[0].wei))
         throw dnnl::error(dnnl_unimplemented, "NHWC layouts refused");
@@ -289,6 +329,7 @@ struct OnednnConv::Impl {
   // over the slices; each slice reorders its output channels back into the graph's layout.
   void plan_blocked() {
     s.clear();
+    sum_decided = false;
     const Window2d& w = g.win;
     const int64_t C = g.c, M = g.m, H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1];
     const int64_t cb = channel_block(), blocks = M / cb, n = std::min<int64_t>(slices, blocks),
@@ -302,8 +343,8 @@ struct OnednnConv::Impl {
       sl.src = memory::desc({1, C, H, W}, kF32, tag);
       sl.dst = memory::desc({1, ms, OH, OW}, kF32, tag);
       sl.dst_off = m0 * OH * OW;
-      auto pd = conv_pd(sl.src, memory::desc(wei_dims(ms), kF32, Tag::any), sl.dst, ms,
-                        w.pad_begin[0], w.pad_end[0], post_ops_for(sl, m0, ms));
+      auto pd = conv_pd_for(sl, sl.src, memory::desc(wei_dims(ms), kF32, Tag::any), sl.dst, ms,
+                            w.pad_begin[0], w.pad_end[0], m0, ms);
       if (pd.src_desc() != sl.src || pd.dst_desc() != sl.dst)
         throw dnnl::error(dnnl_unimplemented, "blocked layouts refused");
       sl.wei = pd.weights_desc();
@@ -369,6 +410,12 @@ struct OnednnConv::Impl {
     for (size_t i = 0; i < post.size(); ++i) {
       const ConvPostOp& p = post[i];
       if (p.operand < 0 || p.kind == ConvPostOp::Relu || p.kind == ConvPostOp::Clip) continue;
+      if (i == 0 && sum_first) {  // the slice's output is dense in an image, as its operand's
+        const float* from = operands[p.operand] + image * out_image() + sl.dst_off;
+        float* to = y + sl.dst_off;
+        if (from != to) std::memcpy(to, from, sl.dst.get_size());
+        continue;
+      }
       const float* base = operands[p.operand] + (p.per_channel ? 0 : image * out_image());
       args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
                    mem(sl.src1[i], base + sl.src1_off[i]));
@@ -399,6 +446,8 @@ struct OnednnConv::Impl {
     if (operand_bufs.size() < full_operands.size()) operand_bufs.resize(full_operands.size());
     for (size_t k = 0; k < full_operands.size(); ++k)
       in_blocked[full_operands[k]] = grow(operand_bufs[k], g.n * out_image());
+    // The sum's operand is reordered straight into the output it is added to.
+    if (sum_first) in_blocked[post[0].operand] = yb;
     pool.parallel_for(items, 1, [&](int64_t b, int64_t e) {
       for (int64_t it = b; it < e; ++it) {
         const Slice& sl = s[it % per];
@@ -542,6 +591,12 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const ConvGeometry& g, int slices
   impl->slices = std::max(1, slices);
   impl->const_weights = const_weights;
   impl->post = post;
+  impl->sum_candidate = !post.empty() && post[0].kind == ConvPostOp::Add && post[0].operand >= 0 &&
+                        !post[0].per_channel &&
+                        std::none_of(post.begin() + 1, post.end(), [&](const ConvPostOp& p) {
+                          return p.operand == post[0].operand && p.kind != ConvPostOp::Relu &&
+                                 p.kind != ConvPostOp::Clip;
+                        });
   impl->owner = std::move(weights_owner);
   const Window2d& w = g.win;
   const bool pointwise = w.k[0] == 1 && w.k[1] == 1 && g.group == 1;
