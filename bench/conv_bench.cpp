@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,43 @@ void BM_hotfuse(benchmark::State& st, Layer l, bool im2col, bool nhwc, bool dire
     for (auto _ : st) conv.run(xv, wv, &bv, yv);
     st.SetLabel(conv.describe());
   }
+  set_flops(st, l);
+}
+
+// The Conv of the graph's NHWC chains with a RELU after it (ResNet's Conv+RELU epilogue):
+// fused = true, the RELU as the Conv's post-op (in oneDNN's kernel or Winograd's output
+// transform); false, the Conv alone and then a pass of RELU over its output, as unfused.
+void BM_hotfuse_relu(benchmark::State& st, Layer l, bool fused) {
+  using namespace hf;
+  const int64_t o = out_size(l);
+  std::vector<float> x = random_floats(l.c * l.hw * l.hw),
+                     w = random_floats(l.m * (l.c / l.group) * l.k * l.k), b = random_floats(l.m),
+                     y(l.m * o * o);
+  ConvGeometry g = geometry(l);
+  g.nhwc = true;
+  cpu::ThreadPool& pool = cpu::ThreadPool::global();
+  std::vector<ConvPostOp> post;
+  if (fused) post.push_back({.kind = ConvPostOp::Relu});
+  auto conv = cpu::OnednnConv::create(g, pool.size(), /*const_weights=*/true, post);
+  if (!conv) {
+    st.SkipWithError("oneDNN refused the Conv");
+    return;
+  }
+  float* out = y.data();
+  const int64_t n = static_cast<int64_t>(y.size());
+  auto run = [&] {
+    if (fused) {
+      conv->run(x.data(), w.data(), b.data(), out, pool, std::span<const float* const>{});
+    } else {
+      conv->run(x.data(), w.data(), b.data(), out, pool);
+      pool.parallel_for(n, 4096, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) out[i] = out[i] <= 0 ? 0.0f : out[i];
+      });
+    }
+  };
+  run();  // the weights are packed on the first call
+  for (auto _ : st) run();
+  st.SetLabel(conv->describe());
   set_flops(st, l);
 }
 
@@ -245,6 +283,13 @@ int register_all() {
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
     }
+    for (bool fused : {false, true})
+      benchmark::RegisterBenchmark(
+          (std::string(fused ? "hotfuse_nhwc_relu_fused/" : "hotfuse_nhwc_then_relu/") + l.name)
+              .c_str(),
+          BM_hotfuse_relu, l, fused)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
 #if HF_HAVE_DNNL
     if (l.group == 1 && l.m % 8 == 0 && l.c % 8 == 0)
       benchmark::RegisterBenchmark((std::string("hotfuse_blocked/") + l.name).c_str(),

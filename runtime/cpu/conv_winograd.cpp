@@ -240,51 +240,53 @@ struct WinogradConv::Impl {
     }
   }
 
-  // The post-ops on `n` pixels' 8 channels `o` (rows of kLanes) at output pixels `pix`
-  // (flat, within the image) and channel k0.
+  // The bias and the post-ops on `n` pixels' 8 channels `o` (rows of kLanes) at output
+  // pixels `pix` (flat, within the image) and channel k0. Each pixel's channels stay in one
+  // vector through every step: as loops over the lanes, step after step over the pixels,
+  // they made a RELU in the transform slower than a pass of RELU after the Conv
+  // (bench/conv_bench, hotfuse_nhwc_relu_fused against hotfuse_nhwc_then_relu). The
+  // elementwise modes' definitions (runtime/ops/scalar_math.h), as vector selects.
   void epilogue(float (*o)[kLanes], const int64_t* pix, int n, int64_t k0, const float* bias,
                 std::span<const float* const> operands, int64_t image) const {
-    for (int q = 0; q < n; ++q)
-      for (int l = 0; l < kLanes; ++l) o[q][l] += bias[k0 + l];
-    for (const ConvPostOp& p : post) {
-      for (int q = 0; q < n; ++q) {
-        float* v = o[q];
+    const Lanes b0 = load(bias + k0), zero = {};
+    for (int q = 0; q < n; ++q) {
+      Lanes v = load(o[q]) + b0;
+      for (const ConvPostOp& p : post) {
         if (p.kind == ConvPostOp::Relu) {
-          for (int l = 0; l < kLanes; ++l) v[l] = relu(v[l]);
+          v = v <= zero ? zero : v;
           continue;
         }
         if (p.kind == ConvPostOp::Clip) {
-          for (int l = 0; l < kLanes; ++l) v[l] = clip(v[l], p.lo, p.hi);
+          const Lanes lo = zero + p.lo, hi = zero + p.hi;
+          const Lanes t = v < lo ? lo : v;
+          v = t > hi ? hi : t;
           continue;
         }
-        float b[kLanes];
-        if (p.operand < 0) {
-          for (int l = 0; l < kLanes; ++l) b[l] = p.literal;
-        } else {
-          const float* src = operands[p.operand];
-          src += p.per_channel ? k0 : image * out_image() + pix[q] * M + k0;
-          std::memcpy(b, src, sizeof b);
-        }
+        const Lanes b = p.operand < 0
+                            ? zero + p.literal
+                            : load(operands[p.operand] +
+                                   (p.per_channel ? k0 : image * out_image() + pix[q] * M + k0));
         switch (p.kind) {
           case ConvPostOp::Add:
-            for (int l = 0; l < kLanes; ++l) v[l] = v[l] + b[l];
+            v = v + b;
             break;
           case ConvPostOp::Mul:
-            for (int l = 0; l < kLanes; ++l) v[l] = v[l] * b[l];
+            v = v * b;
             break;
           case ConvPostOp::Sub:
-            for (int l = 0; l < kLanes; ++l) v[l] = v[l] - b[l];
+            v = v - b;
             break;
           case ConvPostOp::Max:
-            for (int l = 0; l < kLanes; ++l) v[l] = max_nan(v[l], b[l]);
+            v = v != v ? v : (b != b ? b : (v > b ? v : b));
             break;
           case ConvPostOp::Min:
-            for (int l = 0; l < kLanes; ++l) v[l] = min_nan(v[l], b[l]);
+            v = v != v ? v : (b != b ? b : (v < b ? v : b));
             break;
           default:
             break;
         }
       }
+      store(o[q], v);
     }
   }
 
