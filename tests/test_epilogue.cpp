@@ -20,6 +20,7 @@
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
+#include "runtime/exec/plan.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/ir/conv_post_ops.h"
 #include "runtime/ir/epilogue.h"
@@ -312,6 +313,63 @@ TEST(EpilogueNumerics, NhwcResidualBlockInRegistersAndThroughBlocks) {
   EXPECT_EQ(epilogues(*nhwc, detect(*nhwc)),
             (std::vector<std::string>{"Conv+TANH", "Conv+ADD+RELU"}));
   expect_same_results(*nhwc, 2);
+}
+
+// ResNet's bottleneck: the block's input `ra` is read last by the third Conv's epilogue (its
+// residual ADD), so that Conv writes its output over `ra` (Backend::writes_over): one buffer
+// for both in the plan, and still bitwise the unfused results, on each path that reads the
+// residual: oneDNN's sum (1x1 Convs: the kernel the Conv has alone) or a copy (a binary
+// post-op), its blocked plan's reorders (two and three threads), Winograd's output transform.
+void expect_residual_written_over(int64_t channels, int64_t h, int64_t w, int64_t k) {
+  const std::string c = std::to_string(channels), kk = std::to_string(k), pad = k == 3 ? "1" : "0";
+  const std::string weights = "[" + c + ", " + c + ", " + kk + ", " + kk + "]";
+  const std::string conv_attrs =
+      R"({"pads": [)" + pad + ", " + pad + ", " + pad + ", " + pad + "]}";
+  Graph g = graph_text(R"({"name": "x", "dtype": "f32", "shape": [1, )" + c + ", " +
+                           std::to_string(h) + ", " + std::to_string(w) + R"(]},
+      {"name": "wa", "dtype": "f32", "shape": )" +
+                           weights + R"(},
+      {"name": "wb", "dtype": "f32", "shape": )" +
+                           weights + R"(},
+      {"name": "wc", "dtype": "f32", "shape": )" +
+                           weights + "}",
+                       R"({"name": "ca", "op": "Conv", "attrs": )" + conv_attrs +
+                           R"(, "inputs": ["x", "wa"]},
+      {"name": "ra", "op": "Elemwise", "mode": "RELU", "inputs": ["ca:0"]},
+      {"name": "cb", "op": "Conv", "attrs": )" +
+                           conv_attrs + R"(, "inputs": ["ra:0", "wb"]},
+      {"name": "rb", "op": "Elemwise", "mode": "RELU", "inputs": ["cb:0"]},
+      {"name": "cc", "op": "Conv", "attrs": )" +
+                           conv_attrs + R"(, "inputs": ["rb:0", "wc"]},
+      {"name": "res", "op": "Elemwise", "mode": "ADD", "inputs": ["cc:0", "ra:0"]},
+      {"name": "out", "op": "Elemwise", "mode": "RELU", "inputs": ["res:0"]})",
+                       R"("out:0")");
+  std::unique_ptr<Graph> nhwc = nhwc_conv_chains(g);
+  ASSERT_NE(nhwc, nullptr);
+  const fusion::Detection d = detect(*nhwc);
+  ASSERT_EQ(epilogues(*nhwc, d),
+            (std::vector<std::string>{"Conv+RELU", "Conv+RELU", "Conv+ADD+RELU"}));
+  Graph fused = *nhwc;
+  for (const fusion::Region& r : d.regions) fusion::fuse_region(fused, r);
+  for (int threads : {1, 2}) {
+    cpu::ThreadPool pool(threads);
+    cpu::CpuBackend backend(&pool);
+    Plan plan(fused, backend);
+    int written_over = 0;
+    for (const Step& st : plan.steps()) {
+      const auto* e = dynamic_cast<const HeavyEpilogue*>(fused.node(st.node).payload.get());
+      if (!e || e->summary() != "Conv+ADD+RELU") continue;
+      for (const TensorView& in : st.inputs) written_over += in.data == st.outputs[0].data;
+    }
+    EXPECT_EQ(written_over, 1) << threads << " threads";
+  }
+  expect_same_results(*nhwc, 3);
+}
+
+TEST(EpilogueNumerics, AResidualThatDiesAtItsConvIsWrittenOver) {
+  expect_residual_written_over(64, 7, 7, 1);    // 1x1: the sum where oneDNN keeps its kernel
+  expect_residual_written_over(16, 16, 18, 3);  // Winograd
+  expect_residual_written_over(16, 5, 6, 3);    // direct 3x3, blocked from two threads
 }
 
 TEST(EpilogueNumerics, NhwcWinogradResidualBlockInRegistersAndThroughBlocks) {

@@ -487,6 +487,22 @@ struct OnednnConv::Impl {
       if (zero_bias.empty()) zero_bias.assign(g.m, 0.0f);
       bias = zero_bias.data();
     }
+    // An operand that is the output itself (Backend::writes_over) is read in place where
+    // every slice reads it before writing there: the blocked plan reorders operands in
+    // first, and the sum reads its operand from the output. A binary post-op's may be read
+    // after a kernel stored partial sums there: it reads a copy.
+    thread_local std::vector<float> alias_copy;
+    std::vector<const float*> unaliased(operands.begin(), operands.end());
+    if (!blocked)
+      for (size_t i = 0; i < post.size(); ++i) {
+        const ConvPostOp& p = post[i];
+        if (p.operand < 0 || p.per_channel || (i == 0 && sum_first) || unaliased[p.operand] != y)
+          continue;
+        float* copy = grow(alias_copy, g.n * out_image());
+        std::memcpy(copy, y, sizeof(float) * g.n * out_image());
+        unaliased[p.operand] = copy;
+      }
+    operands = unaliased;
     const int64_t items = g.n * static_cast<int64_t>(s.size());
     const int64_t per = static_cast<int64_t>(s.size());
     if (!nhwc) {
@@ -591,12 +607,7 @@ std::unique_ptr<OnednnConv> OnednnConv::create(const ConvGeometry& g, int slices
   impl->slices = std::max(1, slices);
   impl->const_weights = const_weights;
   impl->post = post;
-  impl->sum_candidate = !post.empty() && post[0].kind == ConvPostOp::Add && post[0].operand >= 0 &&
-                        !post[0].per_channel &&
-                        std::none_of(post.begin() + 1, post.end(), [&](const ConvPostOp& p) {
-                          return p.operand == post[0].operand && p.kind != ConvPostOp::Relu &&
-                                 p.kind != ConvPostOp::Clip;
-                        });
+  impl->sum_candidate = leads_with_residual(post);
   impl->owner = std::move(weights_owner);
   const Window2d& w = g.win;
   const bool pointwise = w.k[0] == 1 && w.k[1] == 1 && g.group == 1;

@@ -198,8 +198,18 @@ std::unique_ptr<Kernel> CpuBackend::make_epilogue_kernel(const Graph& g, const N
       const bool bias = hi.size() > 2;
       return std::make_unique<FnKernel>([conv, program, heavy_in, bias](auto in, auto o) {
         float* y = o[0].template as<float>();
-        conv->run(heavy_in(in, 0), heavy_in(in, 1), bias ? &heavy_in(in, 2) : nullptr, o[0],
-                  [&](const OutBlock& blk) { program->apply(y, in, blk); });
+        // The Conv writes each block before the program reads the operands there: an
+        // operand the output is written over (writes_over) is read from a copy.
+        thread_local std::vector<float> alias_copy;
+        std::vector<TensorView> views(in.begin(), in.end());
+        for (TensorView& v : views)
+          if (v.data == o[0].data) {
+            alias_copy.assign(y, y + o[0].numel());
+            v.data = alias_copy.data();
+          }
+        std::span<const TensorView> ins = views;
+        conv->run(heavy_in(ins, 0), heavy_in(ins, 1), bias ? &heavy_in(ins, 2) : nullptr, o[0],
+                  [&](const OutBlock& blk) { program->apply(y, ins, blk); });
       });
     }
     default:
@@ -209,6 +219,26 @@ std::unique_ptr<Kernel> CpuBackend::make_epilogue_kernel(const Graph& g, const N
 }
 
 CpuBackend::CpuBackend(ThreadPool* pool) : pool_(pool ? pool : &ThreadPool::global()) {}
+
+bool CpuBackend::writes_over(const Graph& g, const Node& n, ValueId input) const {
+  const auto* e =
+      n.op == OpType::Fused ? dynamic_cast<const HeavyEpilogue*>(n.payload.get()) : nullptr;
+  if (!e || e->heavy.op != OpType::Conv || n.outputs.size() != 1 || e->heavy_inputs.size() < 2)
+    return false;
+  for (ValueId v : n.inputs)
+    if (g.value(v).dtype != DType::F32) return false;
+  // The Conv reads its own inputs whole, before and while it writes.
+  for (int k : e->heavy_inputs)
+    if (n.inputs[k] == input) return false;
+  std::vector<Shape> shapes;
+  for (ValueId v : n.inputs) shapes.push_back(g.value(v).shape);
+  const Shape& out = g.value(n.outputs[0]).shape;
+  const ConvGeometry geo =
+      conv_geometry(e->heavy, shapes[e->heavy_inputs[0]], shapes[e->heavy_inputs[1]]);
+  const std::optional<ConvEpilogue> ce = conv_epilogue(*e, shapes, out, geo.nhwc);
+  return ce && leads_with_residual(ce->post) &&
+         n.inputs[ce->operands[ce->post[0].operand]] == input;
+}
 
 std::unique_ptr<Kernel> CpuBackend::make_kernel(const Graph& g, const Node& n) {
   ThreadPool& pool = *pool_;

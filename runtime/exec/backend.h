@@ -53,6 +53,13 @@ class Backend {
   // Whether kernels read host memory directly: a plan then reads a constant's shared values
   // (ConstantData: imported weights) in place instead of copying them into its buffers.
   virtual bool reads_host_memory() const { return false; }
+  // Whether node n's kernel may write its output over `input`, an input of the output's
+  // type that dies at n: it reads each element of it only to compute the same element of the
+  // output (a Conv adding a residual as it writes). The plan then gives both one buffer.
+  virtual bool writes_over(const Graph& g, const Node& n, ValueId input) const {
+    (void)g, (void)n, (void)input;
+    return false;
+  }
   // Records what `enqueue` issues (each step's Kernel::run) without running it, for
   // Recording::launch. nullptr, with the reason in `why`, when this backend does not record
   // (the default: kernels that run as they are called gain nothing) or recording failed.
@@ -78,6 +85,9 @@ class WrappingBackend : public Backend {
     inner_.download(dst, src, bytes);
   }
   bool reads_host_memory() const override { return inner_.reads_host_memory(); }
+  bool writes_over(const Graph& g, const Node& n, ValueId input) const override {
+    return inner_.writes_over(g, n, input);
+  }
   // Wrapped kernels that time or trace each step run step by step; a wrapper whose kernels
   // are plain launches on the inner backend (fused kernels) forwards to inner().record.
   std::unique_ptr<Recording> record(const std::function<void()>& enqueue,

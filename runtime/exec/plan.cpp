@@ -12,9 +12,12 @@ namespace hf {
 namespace {
 
 // Whether `out` may be written into the buffer of `in` (which dies at this step).
-bool in_place_ok(const Graph& g, const Node& n, ValueId in, ValueId out) {
+bool in_place_ok(const Graph& g, const Node& n, ValueId in, ValueId out, const Backend& backend) {
   const Value& a = g.value(in);
   const Value& b = g.value(out);
+  if (a.shape == b.shape && a.dtype == b.dtype && n.outputs.size() == 1 &&
+      backend.writes_over(g, n, in))
+    return true;
   // The same bytes under another shape or type: the kernel then has nothing to copy.
   if (n.op == OpType::Reshape || n.op == OpType::BitCast)
     return numel(a.shape) * dtype_size(a.dtype) == numel(b.shape) * dtype_size(b.dtype);
@@ -93,7 +96,7 @@ Plan::Plan(const Graph& g, Backend& backend, std::span<const ValueId> observe, c
       int chosen = -1;
       if (!pinned)
         for (ValueId in : n.inputs)
-          if (last_use[in] == s && buf_of[in] >= 0 && in_place_ok(g, n, in, out)) {
+          if (last_use[in] == s && buf_of[in] >= 0 && in_place_ok(g, n, in, out, backend_)) {
             auto it = std::find(dying.begin(), dying.end(), buf_of[in]);
             if (it == dying.end()) continue;
             chosen = *it;

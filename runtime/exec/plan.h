@@ -5,7 +5,9 @@
 // is no longer live (best fit by size), or a new one. A step's output may take the buffer
 // of an input that dies at that step when the op reads and writes element by element
 // (Elemwise, PowC, same-size TypeCvt) or keeps the bytes as they are (Reshape, BitCast:
-// their kernels then copy nothing). Graph outputs and constants get their own buffers.
+// their kernels then copy nothing), or where the backend's kernel for it says it can
+// (Backend::writes_over: a CPU Conv adding a residual). Graph outputs and constants get
+// their own buffers.
 // All buffers are allocated here, so iterations allocate nothing.
 //
 // The other buffers only carry values within an iteration (scratch): a plan that never runs

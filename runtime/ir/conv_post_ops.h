@@ -34,6 +34,11 @@ struct ConvEpilogue {
   std::vector<int> operands;  // the Fused node's input behind each ConvPostOp::operand
 };
 
+// Whether the first step adds an operand of the output's shape that no other step reads (a
+// residual): a kernel may add it by accumulating into the output, which may then be the
+// operand's own buffer (Backend::writes_over).
+bool leads_with_residual(const std::vector<ConvPostOp>& post);
+
 // inputs: the Fused node's input shapes; out: the convolution's output shape, channels on
 // axis 1 (NCHW) or, for a Conv of the graph's own NHWC chains, on the last axis.
 std::optional<ConvEpilogue> conv_epilogue(const HeavyEpilogue& e, const std::vector<Shape>& inputs,
