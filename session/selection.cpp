@@ -59,6 +59,32 @@ Selection select_region(const RegionCandidate& c, double iteration_s, const Mach
   return s;
 }
 
+void select_kernel_group(const std::vector<RegionCandidate>& candidates,
+                         std::vector<Selection>& selections, double iteration_s,
+                         const SelectionOptions& o) {
+  if (selections.size() < 2 || iteration_s <= 0) return;
+  double saving_s = 0;
+  for (const Selection& s : selections) saving_s += std::max(0.0, s.saving_s);
+  if (saving_s <= 0) return;
+  const double share = saving_s / iteration_s;
+  const bool cached = candidates.front().cached;
+  const double payback = cached ? 0 : o.compile_ms * 1e-3 / saving_s;
+  if (share < o.min_share || payback > double(o.expected_iters)) return;
+  const std::string together =
+      std::to_string(selections.size()) + " regions of this kernel save " + ms(saving_s) +
+      " per iteration together (" + pct(share) + ")" +
+      (cached ? "; kernel cached"
+              : "; compile repaid after " + std::to_string(int64_t(std::ceil(payback))) +
+                    " iterations");
+  for (Selection& s : selections) {
+    if (s.selected || s.saving_s <= 0) continue;
+    s.selected = true;
+    s.payback_iters = payback;
+    s.reason = "hot with its kernel's other regions: saves " + ms(s.saving_s) + " per iteration (" +
+               pct(s.share) + "); " + together;
+  }
+}
+
 Selection select_epilogue(const RegionCandidate& c, double iteration_s) {
   Selection s;
   s.predicted_s = c.heavy_s;

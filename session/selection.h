@@ -5,8 +5,8 @@
 // flops over the machine's flop rate) plus one launch. The saving is the measured time of
 // its ops minus that. A region is selected when the saving is at least `min_share` of the
 // iteration (the session passes the larger of the iteration's median and its ops' medians
-// summed, so no share exceeds the whole) and the compile cost (nothing for a cached kernel) is repaid within the
-// expected run. Pure: the numbers in, the decision and its reason out.
+// summed, so no share exceeds the whole) and the compile cost (nothing for a cached kernel) is
+// repaid within the expected run. Pure: the numbers in, the decision and its reason out.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -43,6 +43,16 @@ struct Selection {
 
 Selection select_region(const RegionCandidate& c, double iteration_s, const MachinePeak& m,
                         const SelectionOptions& o);
+
+// Regions that run one kernel (the same spec: GPT-2's two LayerNorms) cost one compile, so
+// the kernel is judged by what they save together: where their savings sum to `min_share`
+// of the iteration and repay the compile within the expected run, each of them that saves
+// anything is selected, though alone it would be cold or not repaid. Otherwise, and for a
+// single region, `selections` (select_region's, in the order of `candidates`) stay as they
+// are; either way a region alone would never be a reason to drop another.
+void select_kernel_group(const std::vector<RegionCandidate>& candidates,
+                         std::vector<Selection>& selections, double iteration_s,
+                         const SelectionOptions& o);
 
 // An epilogue region (detect.h's Region::heavy): its heavy op runs anyway, and its
 // elementwise steps run on blocks still in cache, so the prediction is the heavy op's time

@@ -933,6 +933,26 @@ void Session::end_profiling() {
     c.cached = k.epilogue || target_.kernels->cached(k.spec);
     rec.selection = k.epilogue ? select_epilogue(c, share_of_s)
                                : select_region(c, share_of_s, machine_, options_.select);
+  }
+  // One kernel, one compile: regions of the same kernel are judged together too.
+  std::map<std::string, std::vector<int>> kernel_groups;
+  for (size_t r = 0; r < regions_.size(); ++r)
+    if (!kernels_[r].epilogue && !regions_[r].selection.reason.empty())
+      kernel_groups[regions_[r].kernel].push_back(static_cast<int>(r));
+  for (const auto& [kernel, members] : kernel_groups) {
+    std::vector<RegionCandidate> cs;
+    std::vector<Selection> ss;
+    for (int r : members) {
+      cs.push_back(regions_[r].candidate);
+      ss.push_back(regions_[r].selection);
+    }
+    select_kernel_group(cs, ss, share_of_s, options_.select);
+    for (size_t i = 0; i < members.size(); ++i) regions_[members[i]].selection = ss[i];
+  }
+  for (size_t r = 0; r < regions_.size(); ++r) {
+    RegionRecord& rec = regions_[r];
+    const fusion::RegionKernel& k = kernels_[r];
+    if (rec.selection.reason.empty()) continue;  // dead code, or --fusion off
     if (options_.policy == FusionPolicy::All) {  // the prediction is kept, for the report
       rec.selection.selected = true;
       rec.selection.reason = "--fusion all: every detected region is fused";
