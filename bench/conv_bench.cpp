@@ -46,6 +46,9 @@ const Layer kLayers[] = {
     {"resnet_1x1_1024to256@14", 1024, 14, 256, 1, 1, 0, 1},
     {"resnet_1x1_2048to512@7", 2048, 7, 512, 1, 1, 0, 1},
     {"resnet_1x1_512to2048@7", 512, 7, 2048, 1, 1, 0, 1},
+    {"resnet_1x1_64to256@56", 64, 56, 256, 1, 1, 0, 1},
+    {"resnet_1x1_256to1024@14", 256, 14, 1024, 1, 1, 0, 1},
+    {"resnet_1x1s2_1024to2048@14", 1024, 14, 2048, 1, 2, 0, 1},
     {"mbv2_1x1_24to144@56", 24, 56, 144, 1, 1, 0, 1},
     {"mbv2_dw3x3_144@56", 144, 56, 144, 3, 1, 1, 144},
     {"mbv2_dw3x3s2_144@56", 144, 56, 144, 3, 2, 1, 144},
@@ -118,36 +121,46 @@ void BM_hotfuse(benchmark::State& st, Layer l, bool im2col, bool nhwc, bool dire
   set_flops(st, l);
 }
 
-// The Conv of the graph's NHWC chains with a RELU after it (ResNet's Conv+RELU epilogue):
-// fused = true, the RELU as the Conv's post-op (in oneDNN's kernel or Winograd's output
-// transform); false, the Conv alone and then a pass of RELU over its output, as unfused.
-void BM_hotfuse_relu(benchmark::State& st, Layer l, bool fused) {
+// The Conv of the graph's NHWC chains with a RELU after it (ResNet's Conv+RELU epilogue), or
+// with a residual ADD and then the RELU (a block's last Conv): fused = true, as the Conv's
+// post-ops (in oneDNN's kernel or Winograd's output transform), its output written over the
+// residual as the plan has it (Backend::writes_over); false, the Conv alone and then a pass
+// of ADD and one of RELU, as unfused.
+void BM_hotfuse_epilogue(benchmark::State& st, Layer l, bool residual, bool fused) {
   using namespace hf;
   const int64_t o = out_size(l);
   std::vector<float> x = random_floats(l.c * l.hw * l.hw),
                      w = random_floats(l.m * (l.c / l.group) * l.k * l.k), b = random_floats(l.m),
-                     y(l.m * o * o);
+                     y(l.m * o * o), r = random_floats(l.m * o * o);
   ConvGeometry g = geometry(l);
   g.nhwc = true;
   cpu::ThreadPool& pool = cpu::ThreadPool::global();
   std::vector<ConvPostOp> post;
+  if (fused && residual) post.push_back({.kind = ConvPostOp::Add, .operand = 0});
   if (fused) post.push_back({.kind = ConvPostOp::Relu});
   auto conv = cpu::OnednnConv::create(g, pool.size(), /*const_weights=*/true, post);
   if (!conv) {
     st.SkipWithError("oneDNN refused the Conv");
     return;
   }
-  float* out = y.data();
+  float *out = y.data(), *res = r.data();
   const int64_t n = static_cast<int64_t>(y.size());
+  const float* operands[] = {res};
   auto run = [&] {
     if (fused) {
-      conv->run(x.data(), w.data(), b.data(), out, pool, std::span<const float* const>{});
-    } else {
-      conv->run(x.data(), w.data(), b.data(), out, pool);
-      pool.parallel_for(n, 4096, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) out[i] = out[i] <= 0 ? 0.0f : out[i];
-      });
+      conv->run(x.data(), w.data(), b.data(), residual ? res : out, pool,
+                std::span<const float* const>(operands, residual ? 1 : 0));
+      return;
     }
+    conv->run(x.data(), w.data(), b.data(), out, pool);
+    if (residual)
+      pool.parallel_for(n, 4096, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) res[i] = out[i] + res[i];
+      });
+    float* v = residual ? res : out;
+    pool.parallel_for(n, 4096, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) v[i] = v[i] <= 0 ? 0.0f : v[i];
+    });
   };
   run();  // the weights are packed on the first call
   for (auto _ : st) run();
@@ -283,13 +296,14 @@ int register_all() {
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime();
     }
-    for (bool fused : {false, true})
-      benchmark::RegisterBenchmark(
-          (std::string(fused ? "hotfuse_nhwc_relu_fused/" : "hotfuse_nhwc_then_relu/") + l.name)
-              .c_str(),
-          BM_hotfuse_relu, l, fused)
-          ->Unit(benchmark::kMicrosecond)
-          ->UseRealTime();
+    for (bool residual : {false, true})
+      for (bool fused : {false, true}) {
+        const std::string name = std::string("hotfuse_nhwc_") + (residual ? "add_relu" : "relu") +
+                                 (fused ? "_fused/" : "_then/") + l.name;
+        benchmark::RegisterBenchmark(name.c_str(), BM_hotfuse_epilogue, l, residual, fused)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+      }
 #if HF_HAVE_DNNL
     if (l.group == 1 && l.m % 8 == 0 && l.c % 8 == 0)
       benchmark::RegisterBenchmark((std::string("hotfuse_blocked/") + l.name).c_str(),
