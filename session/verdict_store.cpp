@@ -43,9 +43,12 @@ std::shared_ptr<VerdictStore> VerdictStore::from_env(std::shared_ptr<fusion::Dis
 std::string VerdictStore::context(const MachinePeak& machine,
                                   const std::vector<std::string>& toolchain,
                                   const SelectionOptions& select) {
-  // "judge": how re-profiling decided "slower" (2: selection.h's judge_in_turn); verdicts an
-  // earlier rule reached are not taken over.
+  // "judge": how re-profiling decided "slower" (2: selection.h's judge_in_turn); "select":
+  // how selection decided "not worth it" (2: shares of the larger of the iteration and its
+  // ops, regions of one kernel together: select_kernel_group); verdicts an earlier rule
+  // reached are not taken over.
   json c = {{"judge", 2},
+            {"select", 2},
             {"cpu", machine.cpu},
             {"threads", machine.threads},
             {"toolchain", toolchain},
