@@ -59,15 +59,13 @@ Selection select_region(const RegionCandidate& c, double iteration_s, const Mach
   return s;
 }
 
-void select_kernel_group(const std::vector<RegionCandidate>& candidates,
-                         std::vector<Selection>& selections, double iteration_s,
+void select_kernel_group(std::vector<Selection>& selections, bool cached, double iteration_s,
                          const SelectionOptions& o) {
   if (selections.size() < 2 || iteration_s <= 0) return;
   double saving_s = 0;
   for (const Selection& s : selections) saving_s += std::max(0.0, s.saving_s);
   if (saving_s <= 0) return;
   const double share = saving_s / iteration_s;
-  const bool cached = candidates.front().cached;
   const double payback = cached ? 0 : o.compile_ms * 1e-3 / saving_s;
   if (share < o.min_share || payback > double(o.expected_iters)) return;
   const std::string together =

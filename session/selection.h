@@ -48,10 +48,9 @@ Selection select_region(const RegionCandidate& c, double iteration_s, const Mach
 // the kernel is judged by what they save together: where their savings sum to `min_share`
 // of the iteration and repay the compile within the expected run, each of them that saves
 // anything is selected, though alone it would be cold or not repaid. Otherwise, and for a
-// single region, `selections` (select_region's, in the order of `candidates`) stay as they
-// are; either way a region alone would never be a reason to drop another.
-void select_kernel_group(const std::vector<RegionCandidate>& candidates,
-                         std::vector<Selection>& selections, double iteration_s,
+// single region, `selections` (select_region's) stay as they are; either way a region alone
+// would never be a reason to drop another. `cached`: the kernel is (RegionCandidate::cached).
+void select_kernel_group(std::vector<Selection>& selections, bool cached, double iteration_s,
                          const SelectionOptions& o);
 
 // An epilogue region (detect.h's Region::heavy): its heavy op runs anyway, and its

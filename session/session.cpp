@@ -940,13 +940,10 @@ void Session::end_profiling() {
     if (!kernels_[r].epilogue && !regions_[r].selection.reason.empty())
       kernel_groups[regions_[r].kernel].push_back(static_cast<int>(r));
   for (const auto& [kernel, members] : kernel_groups) {
-    std::vector<RegionCandidate> cs;
     std::vector<Selection> ss;
-    for (int r : members) {
-      cs.push_back(regions_[r].candidate);
-      ss.push_back(regions_[r].selection);
-    }
-    select_kernel_group(cs, ss, share_of_s, options_.select);
+    for (int r : members) ss.push_back(regions_[r].selection);
+    select_kernel_group(ss, regions_[members.front()].candidate.cached, share_of_s,
+                        options_.select);
     for (size_t i = 0; i < members.size(); ++i) regions_[members[i]].selection = ss[i];
   }
   for (size_t r = 0; r < regions_.size(); ++r) {

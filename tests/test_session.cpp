@@ -194,7 +194,7 @@ TEST(Selection, RegionsOfOneKernelAreJudgedTogether) {
   ASSERT_FALSE(ss[0].selected) << ss[0].reason;
   ASSERT_GT(ss[0].share, 0.005);
   ASSERT_LT(ss[0].share, 0.01);
-  select_kernel_group(cs, ss, 10e-3, o);
+  select_kernel_group(ss, true, 10e-3, o);
   for (int i : {0, 1}) {
     EXPECT_TRUE(ss[i].selected);
     EXPECT_EQ(ss[i].reason.rfind("hot with its kernel's other regions: ", 0), 0u) << ss[i].reason;
@@ -205,11 +205,10 @@ TEST(Selection, RegionsOfOneKernelAreJudgedTogether) {
 
   // Together still under the threshold: nothing changes.
   std::vector<Selection> one = {select_region(c, 10e-3, m, o)};
-  std::vector<RegionCandidate> single = {c};
-  select_kernel_group(single, one, 10e-3, o);
+  select_kernel_group(one, true, 10e-3, o);
   EXPECT_FALSE(one[0].selected);
   std::vector<Selection> two = {select_region(c, 30e-3, m, o), select_region(c, 30e-3, m, o)};
-  select_kernel_group({c, c}, two, 30e-3, o);
+  select_kernel_group(two, true, 30e-3, o);
   EXPECT_FALSE(two[0].selected || two[1].selected) << two[0].reason;
 
   // Uncached, the compile is repaid by the two together or not at all.
@@ -218,7 +217,7 @@ TEST(Selection, RegionsOfOneKernelAreJudgedTogether) {
       select_region(c, 10e-3, m, {.min_share = 0, .expected_iters = 5000}),
       select_region(c, 10e-3, m, {.min_share = 0, .expected_iters = 5000})};
   ASSERT_FALSE(unpaid[0].selected) << unpaid[0].reason;  // 500 ms over ~60 us: ~8000 iterations
-  select_kernel_group({c, c}, unpaid, 10e-3, {.min_share = 0, .expected_iters = 5000});
+  select_kernel_group(unpaid, false, 10e-3, {.min_share = 0, .expected_iters = 5000});
   EXPECT_TRUE(unpaid[0].selected && unpaid[1].selected) << unpaid[0].reason;
   EXPECT_NE(unpaid[0].reason.find("compile repaid after"), std::string::npos) << unpaid[0].reason;
 }

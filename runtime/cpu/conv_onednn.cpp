@@ -59,8 +59,7 @@ struct OnednnConv::Impl {
   // to 1.4x slower on small images (bench/RESULTS.md). Elsewhere the binary form stays: a
   // kernel may fold the sum into its accumulators, rounding differently from the add.
   bool sum_candidate = false;
-  bool sum_first = false;  // decided on the plan's first slice (conv_pd_for)
-  bool sum_decided = false;
+  bool sum_first = false;                  // decided on the plan's first slice (conv_pd_for)
   std::unique_ptr<WinogradConv> winograd;  // the fourth plan: it runs the whole Conv
 
   struct Slice {
@@ -173,29 +172,26 @@ struct OnednnConv::Impl {
                                                         const memory::desc& dst, int64_t m,
                                                         int64_t pad_top, int64_t pad_bottom,
                                                         int64_t m0, int64_t ms) {
-    if (!sum_decided) {
-      sum_decided = true;
-      sum_first = false;
-      if (sum_candidate) {
-        const std::string plain = conv_pd(src, wei, dst, m, pad_top, pad_bottom).impl_info_str();
-        auto binary = conv_pd(src, wei, dst, m, pad_top, pad_bottom, post_ops_for(sl, m0, ms));
-        if (binary.impl_info_str() == plain) return binary;
-        sum_first = true;
-        try {
-          auto sum = conv_pd(src, wei, dst, m, pad_top, pad_bottom, post_ops_for(sl, m0, ms));
-          if (sum.impl_info_str() == plain) return sum;
-        } catch (const dnnl::error&) {
-        }
-        sum_first = false;
-      }
+    const bool first_slice = s.empty();
+    if (first_slice) sum_first = false;
+    auto pd = conv_pd(src, wei, dst, m, pad_top, pad_bottom, post_ops_for(sl, m0, ms));
+    if (!first_slice || !sum_candidate) return pd;
+    const std::string plain = conv_pd(src, wei, dst, m, pad_top, pad_bottom).impl_info_str();
+    if (pd.impl_info_str() == plain) return pd;
+    sum_first = true;
+    try {
+      auto sum = conv_pd(src, wei, dst, m, pad_top, pad_bottom, post_ops_for(sl, m0, ms));
+      if (sum.impl_info_str() == plain) return sum;
+    } catch (const dnnl::error&) {
     }
-    return conv_pd(src, wei, dst, m, pad_top, pad_bottom, post_ops_for(sl, m0, ms));
+    sum_first = false;
+    post_ops_for(sl, m0, ms);  // the slice's operand descriptors for the binary form again
+    return pd;
   }
 
   // Slices of output channels; the primitives read and write dense NCHW / OIHW in place.
   // Throws when oneDNN wants other layouts (the caller then tries the NHWC plan).
   void plan_nchw() {
-    sum_decided = false;
     const Window2d& w = g.win;
     const int64_t H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1];
     const int64_t n = std::min<int64_t>(slices, g.m);
@@ -253,7 +249,6 @@ struct OnednnConv::Impl {
   // band's primitive is then asked for the first one's, so one reorder serves all).
   void plan_nhwc() {
     s.clear();
-    sum_decided = false;
     const Window2d& w = g.win;
     const int64_t C = g.c, M = g.m, H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1];
     const int64_t n = std::min<int64_t>(slices, std::min(OH, H));
@@ -329,7 +324,6 @@ struct OnednnConv::Impl {
   // over the slices; each slice reorders its output channels back into the graph's layout.
   void plan_blocked() {
     s.clear();
-    sum_decided = false;
     const Window2d& w = g.win;
     const int64_t C = g.c, M = g.m, H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1];
     const int64_t cb = channel_block(), blocks = M / cb, n = std::min<int64_t>(slices, blocks),
@@ -492,17 +486,18 @@ struct OnednnConv::Impl {
     // first, and the sum reads its operand from the output. A binary post-op's may be read
     // after a kernel stored partial sums there: it reads a copy.
     thread_local std::vector<float> alias_copy;
-    std::vector<const float*> unaliased(operands.begin(), operands.end());
+    std::vector<const float*> unaliased;  // empty (no allocation) unless an operand is y
     if (!blocked)
       for (size_t i = 0; i < post.size(); ++i) {
         const ConvPostOp& p = post[i];
-        if (p.operand < 0 || p.per_channel || (i == 0 && sum_first) || unaliased[p.operand] != y)
+        if (p.operand < 0 || p.per_channel || (i == 0 && sum_first) || operands[p.operand] != y)
           continue;
+        if (unaliased.empty()) unaliased.assign(operands.begin(), operands.end());
         float* copy = grow(alias_copy, g.n * out_image());
         std::memcpy(copy, y, sizeof(float) * g.n * out_image());
         unaliased[p.operand] = copy;
+        operands = unaliased;
       }
-    operands = unaliased;
     const int64_t items = g.n * static_cast<int64_t>(s.size());
     const int64_t per = static_cast<int64_t>(s.size());
     if (!nhwc) {

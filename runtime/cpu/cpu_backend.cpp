@@ -201,13 +201,15 @@ std::unique_ptr<Kernel> CpuBackend::make_epilogue_kernel(const Graph& g, const N
         // The Conv writes each block before the program reads the operands there: an
         // operand the output is written over (writes_over) is read from a copy.
         thread_local std::vector<float> alias_copy;
-        std::vector<TensorView> views(in.begin(), in.end());
-        for (TensorView& v : views)
-          if (v.data == o[0].data) {
+        std::vector<TensorView> views;  // empty (no allocation) unless an input is the output
+        std::span<const TensorView> ins = in;
+        for (size_t i = 0; i < in.size(); ++i)
+          if (in[i].data == o[0].data) {
+            if (views.empty()) views.assign(in.begin(), in.end());
             alias_copy.assign(y, y + o[0].numel());
-            v.data = alias_copy.data();
+            views[i].data = alias_copy.data();
+            ins = views;
           }
-        std::span<const TensorView> ins = views;
         conv->run(heavy_in(ins, 0), heavy_in(ins, 1), bias ? &heavy_in(ins, 2) : nullptr, o[0],
                   [&](const OutBlock& blk) { program->apply(y, ins, blk); });
       });

@@ -14,7 +14,7 @@ class CpuBackend final : public Backend {
   void* alloc(size_t bytes) override { return alloc_host(bytes); }
   void free(void* p) override { free_host(p); }
   bool reads_host_memory() const override { return true; }
-  // A Conv epilogue whose first step adds a residual (ConvEpilogue::residual).
+  // A Conv epilogue whose first step adds a residual (conv_post_ops.h leads_with_residual).
   bool writes_over(const Graph& g, const Node& n, ValueId input) const override;
   ThreadPool& pool() { return *pool_; }
 

@@ -24,9 +24,8 @@ bool per_channel(const Shape& s, const Shape& out, bool nhwc) {
 bool leads_with_residual(const std::vector<ConvPostOp>& post) {
   if (post.empty() || post[0].kind != ConvPostOp::Add || post[0].operand < 0 || post[0].per_channel)
     return false;
-  return std::none_of(post.begin() + 1, post.end(), [&](const ConvPostOp& p) {
-    return p.operand == post[0].operand && p.kind != ConvPostOp::Relu && p.kind != ConvPostOp::Clip;
-  });
+  return std::none_of(post.begin() + 1, post.end(),
+                      [&](const ConvPostOp& p) { return p.operand == post[0].operand; });
 }
 
 std::optional<ConvEpilogue> conv_epilogue(const HeavyEpilogue& e, const std::vector<Shape>& inputs,
