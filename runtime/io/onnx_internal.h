@@ -90,6 +90,11 @@ void cast_element(const ConstTensor& from, int64_t k, ConstTensor& to, int64_t a
 // Decodes an initializer or a Constant's value. External data is read from `model_dir`
 // (empty: external data is an error). Messages name nothing; callers prefix them.
 ConstTensor decode_tensor(const pb::TensorProto& t, const std::filesystem::path& model_dir);
+// The same tensor's values straight into the runtime's type, its raw bytes copied: where
+// they are raw (inline or external) and the runtime's element has their layout; nullopt
+// otherwise (decode_tensor then). Weights take this path, without 8 bytes per element between.
+std::optional<HostTensor> raw_host_tensor(const pb::TensorProto& t,
+                                          const std::filesystem::path& model_dir);
 // The bytes its elements take in their own type, as the dimensions declare (overflow-checked).
 int64_t tensor_bytes(const pb::TensorProto& t);
 

@@ -93,12 +93,31 @@ void Importer::alias(int k, int in) {
   bound_.push_back(name);
 }
 
+namespace {
+
+// More than one element, all of the same bits (such a constant becomes an attribute).
+bool is_splat(const HostTensor& h) {
+  const size_t e = dtype_size(h.dtype());
+  const char* p = static_cast<const char*>(h.data());
+  if (h.numel() <= 1) return true;
+  for (int64_t k = 1; k < h.numel(); ++k)
+    if (std::memcmp(p + k * e, p, e) != 0) return false;
+  return true;
+}
+
+}  // namespace
+
 ValueId Importer::materialize(ConstEntry& c, const std::string& name) {
   if (c.materialized) return *c.materialized;
   // Values dropped after reading (ConstEntry) are decoded for this and let go again.
   ConstTensor decoded;
   const ConstTensor* tp = &c.t;
   if (c.proto && c.t.f.empty() && c.t.i.empty()) {
+    if (std::optional<HostTensor> h = raw_host_tensor(*c.proto, dir_); h && !is_splat(*h)) {
+      ValueId v = g_.add_node(constant_node(name, std::move(*h)), {fresh_name(name + "/const")})[0];
+      c.materialized = v;
+      return v;
+    }
     decoded = decode_tensor(*c.proto, dir_);
     tp = &decoded;
   }

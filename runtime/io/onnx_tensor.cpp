@@ -3,6 +3,7 @@
 // lowering.
 #include <algorithm>
 #include <cmath>
+#include <bit>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -334,33 +335,64 @@ int64_t tensor_bytes(const TP& t) {
          static_cast<int64_t>(is_numeric_elem(t.data_type()) ? raw_size(t.data_type()) : 1);
 }
 
-ConstTensor decode_tensor(const TP& t, const fs::path& model_dir) {
+namespace {
+
+// A tensor's checked raw bytes: its raw_data, or its external data read from its file;
+// none when its values are in the typed fields. `extra`: bytes its decoding will hold
+// beside them (checked against the memory cap before the file is read: a 100-byte model
+// may point at a file of any size).
+struct RawBytes {
+  std::string external;
+  const std::string* raw = nullptr;
+};
+
+RawBytes raw_bytes(const TP& t, const fs::path& model_dir, size_t extra) {
   int32_t type = t.data_type();
   if (!is_numeric_elem(type))
     throw Error("element type " + elem_type_name(type) + " is not supported");
   if (t.has_segment()) throw Error("segmented tensors are not supported");
   Shape shape(t.dims().begin(), t.dims().end());
   int64_t n = checked_numel(shape, "tensor");
-  size_t esize = raw_size(type);
-  int64_t bytes = n * static_cast<int64_t>(esize);  // n <= 2^40, esize <= 8: no overflow
-
-  // Held while decoding: the values as 8-byte numbers, and external data's bytes read from
-  // its file; checked before the file is read (a 100-byte model may point at a file of any
-  // size) and before anything is allocated.
-  const size_t decoded = static_cast<size_t>(n) * 8;
-  std::string external;
-  const std::string* raw = nullptr;
+  // n <= 2^40, an element <= 8 bytes: no overflow
+  int64_t bytes = n * static_cast<int64_t>(raw_size(type));
+  RawBytes r;
   if (t.data_location() == TP::EXTERNAL) {
-    check_memory_cap(decoded + static_cast<size_t>(bytes), "decoding the tensor");
-    external = read_external(t, model_dir, bytes);
-    raw = &external;
+    check_memory_cap(extra + static_cast<size_t>(bytes), "decoding the tensor");
+    r.external = read_external(t, model_dir, bytes);
+    r.raw = &r.external;
   } else if (t.has_raw_data()) {
-    raw = &t.raw_data();
+    r.raw = &t.raw_data();
   }
-  if (raw && static_cast<int64_t>(raw->size()) != bytes)
-    throw Error("raw_data has " + std::to_string(raw->size()) + " bytes, " +
+  if (r.raw && static_cast<int64_t>(r.raw->size()) != bytes)
+    throw Error("raw_data has " + std::to_string(r.raw->size()) + " bytes, " +
                 elem_type_name(type) + to_string(shape) + " needs " + std::to_string(bytes));
-  if (raw) check_memory_cap(decoded, "decoding the tensor");
+  if (r.raw) check_memory_cap(extra, "decoding the tensor");
+  return r;
+}
+
+}  // namespace
+
+std::optional<HostTensor> raw_host_tensor(const TP& t, const fs::path& model_dir) {
+  static_assert(std::endian::native == std::endian::little, "raw_data is little-endian");
+  std::optional<DType> dt = to_dtype(t.data_type());
+  // BOOL's bytes are normalised to 0/1 by decoding; the typed fields need converting.
+  if (!dt || t.data_type() == TP::BOOL) return std::nullopt;
+  if (t.data_location() != TP::EXTERNAL && !t.has_raw_data()) return std::nullopt;
+  RawBytes r = raw_bytes(t, model_dir, 0);
+  HostTensor h(*dt, Shape(t.dims().begin(), t.dims().end()));
+  if (h.bytes() != r.raw->size()) return std::nullopt;  // not the runtime's element size
+  if (!r.raw->empty()) std::memcpy(h.data(), r.raw->data(), r.raw->size());
+  return h;
+}
+
+ConstTensor decode_tensor(const TP& t, const fs::path& model_dir) {
+  int32_t type = t.data_type();
+  Shape shape(t.dims().begin(), t.dims().end());
+  // Held while decoding: the values as 8-byte numbers (beside external data's bytes).
+  const int64_t n =
+      is_numeric_elem(type) && !t.has_segment() ? checked_numel(shape, "tensor") : 0;
+  RawBytes r = raw_bytes(t, model_dir, static_cast<size_t>(n) * 8);
+  const std::string* raw = r.raw;
 
   ConstTensor c;
   c.type = type;
