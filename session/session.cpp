@@ -357,7 +357,7 @@ std::span<const TensorView> Session::run(std::span<const TensorView> inputs) {
   const Clock::duration own_work = Clock::now() - own_work_from;
   iterations_.push_back({static_cast<int>(iterations_.size()), since_start(t0),
                          std::chrono::duration<double, std::milli>(Clock::now() - t0).count(), ran,
-                         kernels});
+                         kernels, std::chrono::duration<double, std::milli>(own_work).count()});
 
   // Transitions happen between iterations, after this one is recorded.
   ++phase_iters_;
@@ -481,15 +481,20 @@ void Session::swap_candidate() {
 // compiler the cores for the rest. Nothing here runs once the session is steady.
 void Session::background_work(std::span<const TensorView> inputs, Clock::time_point iteration_start,
                               Clock::duration own_work) {
-  if (phase_ != Phase::Compiling) {
+  const bool compiling = phase_ == Phase::Compiling;
+  const double budget_s = background_budget_s();
+  const bool waited = !std::isfinite(budget_s);
+  // Re-profiling times the plans' own steps, so a background compiler keeps its share
+  // between them: the kernels still compiling need not wait for the last ones' judgement.
+  const bool compiler_only = phase_ == Phase::Reprofiling && !waited && worker_->pending() > 0;
+  if (!compiling && !compiler_only) {
     credit_s_ = 0;
     return;
   }
   // The kernels being validated run on the live-ins the observed iteration read now, while
   // the caller's inputs are still those (they may change before the next iteration).
-  if (validation_ && validation_->observed() && !validation_->inputs_read) run_input_checks(inputs);
-  const double budget_s = background_budget_s();
-  const bool waited = !std::isfinite(budget_s);
+  if (compiling && validation_ && validation_->observed() && !validation_->inputs_read)
+    run_input_checks(inputs);
   // What this iteration already did besides running its plan (swapping, ending a phase,
   // judging, collecting compiles: the iteration that ends profiling selects the regions
   // inline) came out of the same share.
@@ -504,8 +509,10 @@ void Session::background_work(std::span<const TensorView> inputs, Clock::time_po
                                              std::chrono::duration<double>(credit_s_));
   if (target_.rest) target_.rest();
   worker_->resume();
-  if (validation_ && validation_->observed()) advance_validation(deadline);
-  prepare_plans(deadline);
+  if (compiling) {
+    if (validation_ && validation_->observed()) advance_validation(deadline);
+    prepare_plans(deadline);
+  }
   // The compiler and the page faulter have the cores until the deadline (run() stops the
   // compiler again where iterations are long). Short iterations leave it running, but where
   // the executor's threads take every core it gets next to nothing between them: it needs

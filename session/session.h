@@ -30,7 +30,9 @@
 //               passed is then prepared and swapped in at a boundary.
 //  reprofiling  the fused plan is timed (after one untimed iteration: its kernels are new);
 //               a region whose kernel is not faster than the ops it replaced is reverted,
-//               and a plan without it is prepared like any other and swapped in.
+//               and a plan without it is prepared like any other and swapped in. Only the
+//               plans' steps are timed, so a background compiler keeps its share between
+//               them (the kernels still compiling do not wait for this verdict).
 //  steady       nothing pending: the plan stays as it is.
 //
 // A region kept before at the same signature (SessionOptions::signature) goes from its
@@ -157,6 +159,9 @@ struct IterationRecord {
   double ms = 0;       // wall time of run(), transitions included
   Phase phase = Phase::Warmup;
   int kernels = 0;  // steps of the plan that ran
+  // Running that plan; the rest of `ms` is what fusion took besides (selection, swaps,
+  // checks, the background compiler's share).
+  double plan_ms = 0;
 };
 
 // What a traced step was: one per step of every plan the session built.

@@ -93,7 +93,8 @@ json session_report(const Session& s, const ReportContext& ctx) {
                           {"phase", std::string(phase_name(it.phase))},
                           {"start_ms", it.start_s * 1e3},
                           {"ms", it.ms},
-                          {"kernels", it.kernels}});
+                          {"kernels", it.kernels},
+                          {"plan_ms", it.plan_ms}});
   }
   summary["iterations_listed"] = iterations.size();
   json phases = json::object();

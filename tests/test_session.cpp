@@ -515,6 +515,63 @@ TEST(Session, SlowCompilerNeverStallsIterations) {
             s.iterations().front().index + o.warmup_iters + o.profile_iters);
 }
 
+// Two hot chains on 2^22 floats, each its own region (a copy between them).
+Graph two_hot_chains() {
+  return parse(
+      R"({"name": "sq0", "op": "Elemwise", "mode": "MUL", "inputs": ["x", "x"], "outputs": ["s0"]},
+         {"name": "sum0", "op": "Elemwise", "mode": "ADD", "inputs": ["s0", "x"], "outputs": ["b0"]},
+         {"name": "copy", "op": "Concat", "attrs": {"axis": 0}, "inputs": ["b0"], "outputs": ["c"]},
+         {"name": "sq1", "op": "Elemwise", "mode": "MUL", "inputs": ["c", "c"], "outputs": ["s1"]},
+         {"name": "sum1", "op": "Elemwise", "mode": "ADD", "inputs": ["s1", "c"], "outputs": ["b1"]})",
+      R"({"name": "x", "dtype": "f32", "shape": [4194304]})", R"("b1")");
+}
+
+// A re-profile times the plans' steps only, so a compile still running keeps its share
+// between them: the second kernel's compile (held until the first kernel's re-profile is
+// over) gets slices in that re-profile's iterations, as in compiling ones.
+TEST(Session, ACompileKeepsItsShareWhileAnotherKernelIsReprofiled) {
+  Fixture f(two_hot_chains());
+  SessionOptions o;
+  std::atomic<bool> release{false};
+  int second = -1;
+  o.before_compile = [&](int region) {
+    auto t0 = std::chrono::steady_clock::now();
+    while (region == second && !release &&
+           std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
+  ASSERT_EQ(s.regions().size(), 2u);
+  second = region_with(s, "sq1");
+  const int first = region_with(s, "sq0");
+  bool reprofiled = false;
+  int held_until = -1;  // the last iteration before the second compile was let go
+  for (int i = 0; !s.settled(); ++i) {
+    f.expect_matches(s.run(views(f.inputs)), s);
+    ASSERT_LT(i, 100000);
+    reprofiled |= s.phase() == Phase::Reprofiling;
+    if (!release && reprofiled && s.phase() != Phase::Reprofiling) {
+      held_until = static_cast<int>(s.iterations().size()) - 1;
+      release = true;
+    }
+  }
+  ASSERT_GE(held_until, 0) << "the first kernel was never re-profiled alone";
+  EXPECT_EQ(s.regions()[first].state, RegionState::Swapped) << s.regions()[first].reason;
+  EXPECT_EQ(s.regions()[second].state, RegionState::Swapped) << s.regions()[second].reason;
+  // Every re-profiling iteration before the release but the window's last (which judges)
+  // gave the held compiler a slice: at least the 0.25 ms worth stopping for, well within
+  // a share of these iterations' 0.15 x several ms.
+  int reprofiling = 0, with_share = 0;
+  for (const IterationRecord& it : s.iterations()) {
+    if (it.index >= held_until) break;
+    if (it.phase != Phase::Reprofiling) continue;
+    ++reprofiling;
+    with_share += it.ms - it.plan_ms >= 0.2;
+  }
+  EXPECT_GE(reprofiling, o.reprofile_iters);
+  EXPECT_GE(with_share, reprofiling / 2) << "of " << reprofiling << " re-profiling iterations";
+}
+
 TEST(Session, WrongKernelIsCaughtByValidationAndReverted) {
   Fixture f(hot_and_cold());
   SessionOptions o;
