@@ -279,7 +279,39 @@ void BM_hotfuse_blocked(benchmark::State& st, Layer l) {
 }
 #endif
 
+// ResNet's stem MaxPool (3x3, stride 2, padded) on the stem Conv's output, as the graph's NHWC
+// chains run it (one output row per task); the NCHW kernel on the same data beside it.
+void BM_maxpool(benchmark::State& st, bool nhwc) {
+  using namespace hf;
+  const int64_t c = 64, hw = 112, o = 56;
+  std::vector<float> x = random_floats(c * hw * hw), y(c * o * o);
+  PoolGeometry g;
+  g.n = 1;
+  g.c = c;
+  g.nhwc = nhwc;
+  for (int a = 0; a < 2; ++a) {
+    g.win.k[a] = 3;
+    g.win.stride[a] = 2;
+    g.win.pad_begin[a] = g.win.pad_end[a] = 1;
+    g.win.in[a] = hw;
+    g.win.out[a] = o;
+  }
+  TensorView xv =
+      contiguous_view(x.data(), DType::F32, nhwc ? Shape{1, hw, hw, c} : Shape{1, c, hw, hw});
+  TensorView yv =
+      contiguous_view(y.data(), DType::F32, nhwc ? Shape{1, o, o, c} : Shape{1, c, o, o});
+  cpu::ThreadPool& pool = cpu::ThreadPool::global();
+  for (auto _ : st) cpu::pool2d(true, g, xv, yv, pool);
+  st.counters["GB/s"] = benchmark::Counter(4.0 * c * (hw * hw + o * o),
+                                           benchmark::Counter::kIsIterationInvariantRate);
+}
+
 int register_all() {
+  for (bool nhwc : {false, true})
+    benchmark::RegisterBenchmark(nhwc ? "maxpool_nhwc/resnet_stem" : "maxpool_nchw/resnet_stem",
+                                 BM_maxpool, nhwc)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
   for (const Layer& l : kLayers) {
     struct Kind {
       const char* name;

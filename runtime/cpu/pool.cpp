@@ -81,6 +81,22 @@ void plane(bool max, const PoolGeometry& g, const T* in, T* out, const std::vect
   }
 }
 
+// One output position's maxima over B channels, held in registers across the window's taps:
+// several vectors in flight, where one vector's taps are a chain of dependent maxima. Taps
+// in nhwc_row's order (columns, then down each one), so a NaN's payload is the same.
+template <int64_t B, class T>
+inline void max_block(const T* p, int64_t col_step, int64_t row_step, int64_t col_taps,
+                      int64_t row_taps, T* o) {
+  float acc[B];
+  for (int64_t k = 0; k < B; ++k) acc[k] = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < col_taps; ++j)
+    for (int64_t i = 0; i < row_taps; ++i) {
+      const T* q = p + j * col_step + i * row_step;
+      for (int64_t k = 0; k < B; ++k) acc[k] = max_nan(acc[k], to_float(q[k]));
+    }
+  for (int64_t k = 0; k < B; ++k) o[k] = convert<T>(acc[k]);
+}
+
 // NHWC (inside Conv chains): one output row, each position's window read as C-contiguous
 // pixels, so the loops over C vectorise. The taps in plane()'s order: each window column
 // summed down its rows, then the columns added, so an average is bitwise the NCHW one.
@@ -90,14 +106,22 @@ void nhwc_row(bool max, const PoolGeometry& g, const T* in, T* out, const Span& 
   const Window2d& w = g.win;
   const int64_t C = g.c, W = w.in[1], dh = w.dilation[0], dw = w.dilation[1];
   const float init = max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  // Max over blocks of 64, then 16 channels in registers; the channels after them as below.
+  const int64_t wide = max ? C / 64 * 64 : 0, blocked = max ? C / 16 * 16 : 0;
   for (int64_t ow = 0; ow < w.out[1]; ++ow) {
     const Span& c = cols[ow];
+    const T* p0 = in + (r.first * W + c.first) * C;
+    for (int64_t b = 0; b < wide; b += 64)
+      max_block<64>(p0 + b, dw * C, dh * W * C, c.taps, r.taps, out + ow * C + b);
+    for (int64_t b = wide; b < blocked; b += 16)
+      max_block<16>(p0 + b, dw * C, dh * W * C, c.taps, r.taps, out + ow * C + b);
+    if (blocked == C) continue;
     std::fill(acc, acc + C, init);
     for (int64_t j = 0; j < c.taps; ++j) {
       const T* p = in + (r.first * W + c.first + j * dw) * C;
       if (max) {
         for (int64_t i = 0; i < r.taps; ++i, p += dh * W * C)
-          for (int64_t ch = 0; ch < C; ++ch) acc[ch] = max_nan(acc[ch], to_float(p[ch]));
+          for (int64_t ch = blocked; ch < C; ++ch) acc[ch] = max_nan(acc[ch], to_float(p[ch]));
       } else {
         std::fill(col, col + C, 0.0f);
         for (int64_t i = 0; i < r.taps; ++i, p += dh * W * C)
@@ -107,7 +131,7 @@ void nhwc_row(bool max, const PoolGeometry& g, const T* in, T* out, const Span& 
     }
     T* o = out + ow * C;
     if (max) {
-      for (int64_t ch = 0; ch < C; ++ch) o[ch] = convert<T>(acc[ch]);
+      for (int64_t ch = blocked; ch < C; ++ch) o[ch] = convert<T>(acc[ch]);
     } else {
       const float n =
           static_cast<float>(g.count_include_pad ? r.padded * c.padded : r.taps * c.taps);
