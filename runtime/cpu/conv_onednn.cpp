@@ -298,14 +298,20 @@ struct OnednnConv::Impl {
   // Whether the blocked plan suits: a Conv whose weights outweigh its activations (the small
   // images deep in a network). There bands of output rows split
   // few rows unevenly and each band reads all the weights, where slices of output channels
-  // read only theirs (bench/conv_bench, hotfuse_blocked against hotfuse_nhwc).
+  // read only theirs (bench/conv_bench, hotfuse_blocked against hotfuse_nhwc). With AVX-512
+  // the bands run oneDNN's brgconv kernels, the blocked plan its older jit ones: bands of 98
+  // output pixels (14x14 at two threads: ResNet-50's third stage) ran 9-23% faster than the
+  // blocked plan in the graph, bands of 24 (7x7) 8-19% slower (bench/RESULTS.md).
   bool wants_blocked() const {
     const Window2d& w = g.win;
     const int64_t weights = g.m * g.c * w.k[0] * w.k[1];
     const int64_t activations = g.c * w.in[0] * w.in[1] + g.m * w.out[0] * w.out[1];
     const int64_t cb = channel_block();
+    const int64_t band_pixels = w.out[0] * w.out[1] / std::min<int64_t>(slices, w.out[0]);
+    constexpr int64_t kBrgconvBandPixels = 64;
     return g.group == 1 && g.c % cb == 0 && g.m % cb == 0 &&
-           std::min<int64_t>(slices, g.m / cb) >= 2 && weights > activations;
+           std::min<int64_t>(slices, g.m / cb) >= 2 && weights > activations &&
+           (cb != 16 || band_pixels < kBrgconvBandPixels);
   }
 
   // A slice of `cs` channels of an [h, w] image of `channels` in the graph's layout (NHWC or
