@@ -12,7 +12,9 @@
 //    the rows its window needs) and reorders its rows back to NCHW. Weights are reordered
 //    to the primitive's layout once when they are constant, else on every call.
 //  - a Conv whose weights outweigh its activations (small images, many channels: ResNet's
-//    last stages), but NCHW 1x1 ones: activations in oneDNN's blocked layout
+//    last stages; with AVX-512 only where the bands would hold under 64 output pixels each:
+//    oneDNN runs bands in brgconv, faster above that), but NCHW 1x1 ones: activations in
+//    oneDNN's blocked layout
 //    (blocked_layout()), slices of whole channel blocks of the output, each reading only its
 //    weights. The input is
 //    reordered in and each slice's channels out per call; on such images that is cheap
