@@ -173,6 +173,28 @@ TEST(ConvOnednn, MatchesTheDirectConvolution) {
   }
 }
 
+// Where the weights outweigh the activations, two threads split output channels in the
+// blocked layout, except on AVX-512 where the NHWC bands (oneDNN's brgconv) would hold 64
+// output pixels or more each: measured in the graph, bands of 14x14 outputs ran faster and
+// bands of 7x7 slower (bench/RESULTS.md). (MatchesTheDirectConvolution checks both plans'
+// results.)
+TEST(ConvOnednn, SmallImagesTakeChannelSlicesUnlessBandsAreWideEnoughForBrgconv) {
+  cpu::ThreadPool pool(2);
+  const bool avx512 = std::string(cpu::blocked_layout()) == "nChw16c";
+  for (const Case& k :
+       {Case{"1x1_256_to_1024_14x14", 1, 256, 14, 14, 1024, 1, 1, 1, 0, 1, 1, true},
+        Case{"3x3_stride2_128_to_256_28x28", 1, 128, 28, 28, 256, 3, 3, 2, 1, 1, 1, true},
+        Case{"1x1_512_to_2048_7x7", 1, 512, 7, 7, 2048, 1, 1, 1, 0, 1, 1, true}}) {
+    ConvGeometry g = geometry(k);
+    g.nhwc = true;
+    const bool bands_of_64 = g.win.out[0] * g.win.out[1] / 2 >= 64;
+    cpu::Conv2d conv(g, pool, DType::F32, /*const_weights=*/true);
+    const std::string plan = conv.describe();
+    EXPECT_EQ(plan.rfind(cpu::blocked_layout(), 0) == 0, !(avx512 && bands_of_64))
+        << k.name << " took " << plan;
+  }
+}
+
 // A residual block's last Conv (1x1, NHWC, a small image with many channels) with its ADD of
 // the block's input and RELU as post-ops: the same oneDNN kernel as the Conv alone (where a
 // binary post-op would cost it that kernel, the add runs as a sum), and bitwise the results
