@@ -160,7 +160,11 @@ json trace_json(const Session& s, const TraceOptions& o) {
     const std::string phase(phase_name(it.phase));
     const int64_t ts = static_cast<int64_t>(std::floor(it.start_s * 1e9));
     const int64_t end = static_cast<int64_t>(std::ceil((it.start_s + it.ms * 1e-3) * 1e9)) + 1;
-    json args = {{"index", it.index}, {"phase", phase}, {"ms", it.ms}, {"kernels", it.kernels}};
+    json args = {{"index", it.index},
+                 {"phase", phase},
+                 {"ms", it.ms},
+                 {"kernels", it.kernels},
+                 {"plan_ms", it.plan_ms}};
     if (it.phase == Phase::Validating)
       args["note"] =
           "runs the unfused and the candidate fused graph on the same inputs and "

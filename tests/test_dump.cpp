@@ -422,9 +422,12 @@ TEST(DumpTrace, FollowsTheEventFormatAndNestsStepsInIterations) {
     if (e["ph"] == "i") ++instants;
     if (e["ph"] != "X") continue;
     const std::string cat = e.value("cat", "");
-    if (cat == "iteration")
+    if (cat == "iteration") {
       iteration[e["args"]["index"]] = {e["ts"], e["ts"].get<double>() + e["dur"].get<double>()};
-    else if (cat == "op" || cat == "fused")
+      // The plan's part of the iteration: within it, and something ran.
+      EXPECT_GT(e["args"]["plan_ms"].get<double>(), 0) << e.dump();
+      EXPECT_LE(e["args"]["plan_ms"].get<double>(), e["args"]["ms"].get<double>()) << e.dump();
+    } else if (cat == "op" || cat == "fused")
       steps.push_back(&e);
     else if (cat == "compile")
       compiles.push_back(&e);
