@@ -95,7 +95,7 @@ void Importer::alias(int k, int in) {
 
 namespace {
 
-// More than one element, all of the same bits (such a constant becomes an attribute).
+// At most one element, or all of the same bits: such a constant becomes an attribute.
 bool is_splat(const HostTensor& h) {
   const size_t e = dtype_size(h.dtype());
   const char* p = static_cast<const char*>(h.data());
