@@ -337,16 +337,12 @@ int64_t tensor_bytes(const TP& t) {
 
 namespace {
 
-// A tensor's checked raw bytes: its raw_data, or its external data read from its file;
-// none when its values are in the typed fields. `extra`: bytes its decoding will hold
-// beside them (checked against the memory cap before the file is read: a 100-byte model
-// may point at a file of any size).
-struct RawBytes {
-  std::string external;
-  const std::string* raw = nullptr;
-};
-
-RawBytes raw_bytes(const TP& t, const fs::path& model_dir, size_t extra) {
+// A tensor's checked raw bytes: its raw_data, or its external data read from its file into
+// `external`; nullptr when its values are in the typed fields. `decoded_size`: the bytes per
+// element its caller will hold beside them, checked with them against the memory cap before
+// the file is read (a 100-byte model may point at a file of any size).
+const std::string* raw_bytes(const TP& t, const fs::path& model_dir, size_t decoded_size,
+                             std::string& external) {
   int32_t type = t.data_type();
   if (!is_numeric_elem(type))
     throw Error("element type " + elem_type_name(type) + " is not supported");
@@ -355,19 +351,20 @@ RawBytes raw_bytes(const TP& t, const fs::path& model_dir, size_t extra) {
   int64_t n = checked_numel(shape, "tensor");
   // n <= 2^40, an element <= 8 bytes: no overflow
   int64_t bytes = n * static_cast<int64_t>(raw_size(type));
-  RawBytes r;
+  const size_t decoded = static_cast<size_t>(n) * decoded_size;
+  const std::string* raw = nullptr;
   if (t.data_location() == TP::EXTERNAL) {
-    check_memory_cap(extra + static_cast<size_t>(bytes), "decoding the tensor");
-    r.external = read_external(t, model_dir, bytes);
-    r.raw = &r.external;
+    check_memory_cap(decoded + static_cast<size_t>(bytes), "decoding the tensor");
+    external = read_external(t, model_dir, bytes);
+    raw = &external;
   } else if (t.has_raw_data()) {
-    r.raw = &t.raw_data();
+    raw = &t.raw_data();
   }
-  if (r.raw && static_cast<int64_t>(r.raw->size()) != bytes)
-    throw Error("raw_data has " + std::to_string(r.raw->size()) + " bytes, " +
+  if (raw && static_cast<int64_t>(raw->size()) != bytes)
+    throw Error("raw_data has " + std::to_string(raw->size()) + " bytes, " +
                 elem_type_name(type) + to_string(shape) + " needs " + std::to_string(bytes));
-  if (r.raw) check_memory_cap(extra, "decoding the tensor");
-  return r;
+  if (raw) check_memory_cap(decoded, "decoding the tensor");
+  return raw;
 }
 
 }  // namespace
@@ -375,24 +372,25 @@ RawBytes raw_bytes(const TP& t, const fs::path& model_dir, size_t extra) {
 std::optional<HostTensor> raw_host_tensor(const TP& t, const fs::path& model_dir) {
   static_assert(std::endian::native == std::endian::little, "raw_data is little-endian");
   std::optional<DType> dt = to_dtype(t.data_type());
-  // BOOL's bytes are normalised to 0/1 by decoding; the typed fields need converting.
-  if (!dt || t.data_type() == TP::BOOL) return std::nullopt;
-  if (t.data_location() != TP::EXTERNAL && !t.has_raw_data()) return std::nullopt;
-  RawBytes r = raw_bytes(t, model_dir, 0);
+  // BOOL's bytes are normalised to 0/1 by decoding, the typed fields need converting, and so
+  // does an element of another size than the runtime's.
+  if (!dt || t.data_type() == TP::BOOL || dtype_size(*dt) != raw_size(t.data_type()) ||
+      (t.data_location() != TP::EXTERNAL && !t.has_raw_data()))
+    return std::nullopt;
+  std::string external;
+  const std::string* raw = raw_bytes(t, model_dir, 0, external);
   HostTensor h(*dt, Shape(t.dims().begin(), t.dims().end()));
-  if (h.bytes() != r.raw->size()) return std::nullopt;  // not the runtime's element size
-  if (!r.raw->empty()) std::memcpy(h.data(), r.raw->data(), r.raw->size());
+  if (!raw->empty()) std::memcpy(h.data(), raw->data(), raw->size());
   return h;
 }
 
 ConstTensor decode_tensor(const TP& t, const fs::path& model_dir) {
-  int32_t type = t.data_type();
-  Shape shape(t.dims().begin(), t.dims().end());
-  // Held while decoding: the values as 8-byte numbers (beside external data's bytes).
-  const int64_t n =
-      is_numeric_elem(type) && !t.has_segment() ? checked_numel(shape, "tensor") : 0;
-  RawBytes r = raw_bytes(t, model_dir, static_cast<size_t>(n) * 8);
-  const std::string* raw = r.raw;
+  // Held while decoding: the values as 8-byte numbers.
+  std::string external;
+  const std::string* raw = raw_bytes(t, model_dir, 8, external);
+  const int32_t type = t.data_type();
+  const Shape shape(t.dims().begin(), t.dims().end());
+  const int64_t n = numel(shape);  // checked by raw_bytes
 
   ConstTensor c;
   c.type = type;
