@@ -83,7 +83,7 @@ void plane(bool max, const PoolGeometry& g, const T* in, T* out, const std::vect
 
 // One output position's maxima over B channels, held in registers across the window's taps:
 // several vectors in flight, where one vector's taps are a chain of dependent maxima. Taps
-// in nhwc_row's order (columns, then down each one), so a NaN's payload is the same.
+// in plane()'s order (columns, then down each one), so a NaN's payload is the NCHW one's.
 template <int64_t B, class T>
 inline void max_block(const T* p, int64_t col_step, int64_t row_step, int64_t col_taps,
                       int64_t row_taps, T* o) {
@@ -98,45 +98,35 @@ inline void max_block(const T* p, int64_t col_step, int64_t row_step, int64_t co
 }
 
 // NHWC (inside Conv chains): one output row, each position's window read as C-contiguous
-// pixels, so the loops over C vectorise. The taps in plane()'s order: each window column
-// summed down its rows, then the columns added, so an average is bitwise the NCHW one.
+// pixels, so the loops over C vectorise: a max by blocks of channels in registers
+// (max_block), an average with the taps in plane()'s order (each window column summed down
+// its rows, then the columns added), so that it is bitwise the NCHW one.
 template <class T>
 void nhwc_row(bool max, const PoolGeometry& g, const T* in, T* out, const Span& r,
               const std::vector<Span>& cols, float* acc, float* col) {
   const Window2d& w = g.win;
   const int64_t C = g.c, W = w.in[1], dh = w.dilation[0], dw = w.dilation[1];
-  const float init = max ? -std::numeric_limits<float>::infinity() : 0.0f;
-  // Max over blocks of 64, then 16 channels in registers; the channels after them as below.
-  const int64_t wide = max ? C / 64 * 64 : 0, blocked = max ? C / 16 * 16 : 0;
   for (int64_t ow = 0; ow < w.out[1]; ++ow) {
     const Span& c = cols[ow];
-    const T* p0 = in + (r.first * W + c.first) * C;
-    for (int64_t b = 0; b < wide; b += 64)
-      max_block<64>(p0 + b, dw * C, dh * W * C, c.taps, r.taps, out + ow * C + b);
-    for (int64_t b = wide; b < blocked; b += 16)
-      max_block<16>(p0 + b, dw * C, dh * W * C, c.taps, r.taps, out + ow * C + b);
-    if (blocked == C) continue;
-    std::fill(acc, acc + C, init);
-    for (int64_t j = 0; j < c.taps; ++j) {
-      const T* p = in + (r.first * W + c.first + j * dw) * C;
-      if (max) {
-        for (int64_t i = 0; i < r.taps; ++i, p += dh * W * C)
-          for (int64_t ch = blocked; ch < C; ++ch) acc[ch] = max_nan(acc[ch], to_float(p[ch]));
-      } else {
-        std::fill(col, col + C, 0.0f);
-        for (int64_t i = 0; i < r.taps; ++i, p += dh * W * C)
-          for (int64_t ch = 0; ch < C; ++ch) col[ch] += to_float(p[ch]);
-        for (int64_t ch = 0; ch < C; ++ch) acc[ch] += col[ch];
-      }
-    }
     T* o = out + ow * C;
     if (max) {
-      for (int64_t ch = blocked; ch < C; ++ch) o[ch] = convert<T>(acc[ch]);
-    } else {
-      const float n =
-          static_cast<float>(g.count_include_pad ? r.padded * c.padded : r.taps * c.taps);
-      for (int64_t ch = 0; ch < C; ++ch) o[ch] = convert<T>(acc[ch] / n);
+      const T* p0 = in + (r.first * W + c.first) * C;
+      int64_t b = 0;
+      for (; b + 64 <= C; b += 64) max_block<64>(p0 + b, dw * C, dh * W * C, c.taps, r.taps, o + b);
+      for (; b + 16 <= C; b += 16) max_block<16>(p0 + b, dw * C, dh * W * C, c.taps, r.taps, o + b);
+      for (; b < C; ++b) max_block<1>(p0 + b, dw * C, dh * W * C, c.taps, r.taps, o + b);
+      continue;
     }
+    std::fill(acc, acc + C, 0.0f);
+    for (int64_t j = 0; j < c.taps; ++j) {
+      const T* p = in + (r.first * W + c.first + j * dw) * C;
+      std::fill(col, col + C, 0.0f);
+      for (int64_t i = 0; i < r.taps; ++i, p += dh * W * C)
+        for (int64_t ch = 0; ch < C; ++ch) col[ch] += to_float(p[ch]);
+      for (int64_t ch = 0; ch < C; ++ch) acc[ch] += col[ch];
+    }
+    const float n = static_cast<float>(g.count_include_pad ? r.padded * c.padded : r.taps * c.taps);
+    for (int64_t ch = 0; ch < C; ++ch) o[ch] = convert<T>(acc[ch] / n);
   }
 }
 
