@@ -324,52 +324,6 @@ void print_pass(SourcePrinter& p, const KernelSpec& s, const SpecInfo& info, siz
   print_range(p, s, info, passed, output_input);
 }
 
-// When the final phase's output is a function of the last reducing phase's term and row
-// values only (softmax: exp(x - max) / sum, the term exp(x - max)), that phase stores each
-// term in the output as it sums it, and the final phase reads the output back instead of
-// computing the term again from the inputs (exp twice per element cost more than the
-// unfused ops on AVX2). The final phase then takes the output as input n_in, which its seg
-// reads as out0[j] before writing out0[j] (print_seg), and no input through strides, so it
-// is one flat segment per row even where the reducing phases walk theirs. Same values, bit
-// for bit: the term is an f32 computed in f32 either way. Returns whether it rewrote the plan.
-bool keep_last_term_in_output(RowStagePlan& plan, const KernelSpec& s) {
-  const size_t n_in = s.inputs.size();
-  if (plan.phases.size() < 2) return false;
-  if (s.outputs.size() != 1 || s.outputs[0].reduced || s.outputs[0].dtype != DType::F32)
-    return false;
-  RowPhase& last = plan.phases[plan.phases.size() - 2];
-  const int term = s.exprs[static_cast<size_t>(last.row_reduce)].args[0];
-  if (s.exprs[static_cast<size_t>(term)].dtype != DType::F32 ||
-      plan.row_value[static_cast<size_t>(term)])
-    return false;
-  // What the final phase computes, with the term as a leaf: no input but scalars besides it.
-  KernelSpec& f = plan.phases.back().spec;
-  std::vector<bool> need(f.exprs.size(), false);
-  need[static_cast<size_t>(f.outputs[0].expr)] = true;
-  bool reads_term = false;
-  for (int i = static_cast<int>(f.exprs.size()) - 1; i >= 0; --i) {
-    if (!need[static_cast<size_t>(i)]) continue;
-    const SpecExpr& e = f.exprs[static_cast<size_t>(i)];
-    if (i == term) {
-      reads_term = true;
-      continue;
-    }
-    if (e.kind == ExprKind::Input && !f.inputs[static_cast<size_t>(e.input)].scalar) return false;
-    for (int j = 0; j < expr_arity(e); ++j) need[static_cast<size_t>(e.args[j])] = true;
-  }
-  if (!reads_term) return false;
-  for (SpecExpr& e : f.exprs)
-    if (e.kind == ExprKind::Input && e.input >= static_cast<int>(n_in)) ++e.input;
-  f.inputs.insert(f.inputs.begin() + static_cast<std::ptrdiff_t>(n_in), SpecInput{});
-  SpecExpr in;
-  in.kind = ExprKind::Input;
-  in.dtype = DType::F32;
-  in.input = static_cast<int>(n_in);
-  f.exprs[static_cast<size_t>(term)] = in;
-  last.spec.outputs.insert(last.spec.outputs.begin(), SpecOutput{term, DType::F32, false});
-  return true;
-}
-
 // A row-stage kernel (fusion/row_stages.h): each phase is a pass in namespace s<j>; the
 // entry walks the rows that start in [begin, end), reducing phase by phase with the
 // unfused reduce's pairwise tree and computing the row values in between.

@@ -459,14 +459,15 @@ double FusedRegion::flops(const std::vector<ValueType>&) const {
   return kernel.flops;
 }
 
-std::shared_ptr<const FusedSignature> make_signature(const RegionKernel& k) {
+std::shared_ptr<const FusedSignature> make_signature(const RegionKernel& k, KernelTier tier) {
   auto sig = std::make_shared<FusedRegion>();
   sig->kernel = k;
+  sig->tier = tier;
   return sig;
 }
 
 RegionGraph region_graph(const Graph& g, const Region& r, bool fused,
-                         const std::map<ValueId, Shape>& input_shapes) {
+                         const std::map<ValueId, Shape>& input_shapes, KernelTier tier) {
   const RegionKernel k = build_region_kernel(g, r);
   RegionGraph out;
   out.graph.name = g.name + ": region";
@@ -506,12 +507,12 @@ RegionGraph region_graph(const Graph& g, const Region& r, bool fused,
     for (NodeId& n : mapped.nodes) n = node_to_sub.at(n);
     if (r.reduce) mapped.reduce = node_to_sub.at(*r.reduce);
     if (r.heavy) mapped.heavy = node_to_sub.at(*r.heavy);
-    fuse_region(out.graph, mapped);
+    fuse_region(out.graph, mapped, tier);
   }
   return out;
 }
 
-NodeId fuse_region(Graph& g, const Region& r) {
+NodeId fuse_region(Graph& g, const Region& r, KernelTier tier) {
   RegionKernel k = build_region_kernel(g, r);
   Node n;
   NodeId root = r.reduce ? *r.reduce : r.nodes.back();
@@ -521,7 +522,7 @@ NodeId fuse_region(Graph& g, const Region& r) {
     n.name = "fused_" + g.node(*r.heavy).name;
     n.payload = k.epilogue;
   } else {
-    n.payload = make_signature(k);
+    n.payload = make_signature(k, tier);
   }
   NodeId id = g.replace_nodes(k.nodes, std::move(n));
   if (g.node(id).inputs != k.live_ins || g.node(id).outputs != k.outputs)

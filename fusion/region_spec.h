@@ -48,6 +48,10 @@ struct RegionKernel {
   std::shared_ptr<const HeavyEpilogue> epilogue;
 };
 
+// How a Fused node's kernel runs: its compiled code (from the KernelCache), or its spec
+// interpreted (SpecInterpreter: CPU, f32), which needs no compile.
+enum class KernelTier : unsigned char { Compiled, Interpreted };
+
 // A region as a graph of its own, to run its kernel alone (the session validates a kernel
 // this way, against the live-outs the unfused ops computed in an iteration): its inputs
 // are the region's distinct live-ins but constants, `inputs[i]` being the value of `g` that
@@ -64,7 +68,8 @@ struct RegionGraph {
   std::vector<ValueId> inputs;
 };
 RegionGraph region_graph(const Graph& g, const Region& r, bool fused,
-                         const std::map<ValueId, Shape>& input_shapes = {});
+                         const std::map<ValueId, Shape>& input_shapes = {},
+                         KernelTier tier = KernelTier::Compiled);
 
 // Throws hf::Error naming the node if the region is not one detect_regions could return
 // (a view of a value computed inside, a Reduce that is not last, ...). An epilogue region
@@ -82,15 +87,17 @@ void fill_input_strides(const RegionKernel& k, size_t input, const Shape& iterat
 // the verifier (output types; flops for the profiler).
 struct FusedRegion : FusedSignature {
   RegionKernel kernel;
+  KernelTier tier = KernelTier::Compiled;
   std::vector<ValueType> output_types(const std::vector<ValueType>& inputs) const override;
   double flops(const std::vector<ValueType>& inputs) const override;
   const std::vector<NodeId>& replaced_nodes() const override { return kernel.nodes; }
 };
-std::shared_ptr<const FusedSignature> make_signature(const RegionKernel& k);
+std::shared_ptr<const FusedSignature> make_signature(const RegionKernel& k,
+                                                     KernelTier tier = KernelTier::Compiled);
 
 // Replaces the region's nodes in `g` by one Fused node carrying make_signature's payload
 // and named after the region's root; returns its id. Regions from one detect_regions call
-// can be fused one after another in any order.
-NodeId fuse_region(Graph& g, const Region& r);
+// can be fused one after another in any order. `tier` does not apply to epilogue regions.
+NodeId fuse_region(Graph& g, const Region& r, KernelTier tier = KernelTier::Compiled);
 
 }  // namespace hf::fusion

@@ -138,4 +138,42 @@ RowStagePlan plan_row_stages(const KernelSpec& s, const std::vector<bool>& live)
   return plan;
 }
 
+bool keep_last_term_in_output(RowStagePlan& plan, const KernelSpec& s) {
+  const size_t n_in = s.inputs.size();
+  if (plan.phases.size() < 2) return false;
+  if (s.outputs.size() != 1 || s.outputs[0].reduced || s.outputs[0].dtype != DType::F32)
+    return false;
+  RowPhase& last = plan.phases[plan.phases.size() - 2];
+  const int term = s.exprs[static_cast<size_t>(last.row_reduce)].args[0];
+  if (s.exprs[static_cast<size_t>(term)].dtype != DType::F32 ||
+      plan.row_value[static_cast<size_t>(term)])
+    return false;
+  // What the final phase computes, with the term as a leaf: no input but scalars besides it.
+  KernelSpec& f = plan.phases.back().spec;
+  std::vector<bool> need(f.exprs.size(), false);
+  need[static_cast<size_t>(f.outputs[0].expr)] = true;
+  bool reads_term = false;
+  for (int i = static_cast<int>(f.exprs.size()) - 1; i >= 0; --i) {
+    if (!need[static_cast<size_t>(i)]) continue;
+    const SpecExpr& e = f.exprs[static_cast<size_t>(i)];
+    if (i == term) {
+      reads_term = true;
+      continue;
+    }
+    if (e.kind == ExprKind::Input && !f.inputs[static_cast<size_t>(e.input)].scalar) return false;
+    for (int j = 0; j < expr_arity(e); ++j) need[static_cast<size_t>(e.args[j])] = true;
+  }
+  if (!reads_term) return false;
+  for (SpecExpr& e : f.exprs)
+    if (e.kind == ExprKind::Input && e.input >= static_cast<int>(n_in)) ++e.input;
+  f.inputs.insert(f.inputs.begin() + static_cast<std::ptrdiff_t>(n_in), SpecInput{});
+  SpecExpr in;
+  in.kind = ExprKind::Input;
+  in.dtype = DType::F32;
+  in.input = static_cast<int>(n_in);
+  f.exprs[static_cast<size_t>(term)] = in;
+  last.spec.outputs.insert(last.spec.outputs.begin(), SpecOutput{term, DType::F32, false});
+  return true;
+}
+
 }  // namespace hf::fusion

@@ -50,4 +50,15 @@ struct RowStagePlan {
 // must be a valid row-stage spec (analyse checked it).
 RowStagePlan plan_row_stages(const KernelSpec& spec, const std::vector<bool>& live);
 
+// When the final phase's output is a function of the last reducing phase's term and row
+// values only (softmax: exp(x - max) / sum, the term exp(x - max)), that phase stores each
+// term in the output as it sums it, and the final phase reads the output back instead of
+// computing the term again from the inputs (exp twice per element cost more than the
+// unfused ops on AVX2). The final phase then takes the output as input n_in (the kernel's
+// input count), read as out0[j] before out0[j] is written, and no input through strides, so
+// it is one flat segment per row even where the reducing phases walk theirs. Same values,
+// bit for bit: the term is an f32 computed in f32 either way. Rewrites `plan` (the reducing
+// phase gains the term as its first output) and returns whether it did.
+bool keep_last_term_in_output(RowStagePlan& plan, const KernelSpec& spec);
+
 }  // namespace hf::fusion

@@ -144,6 +144,8 @@ std::unique_ptr<Kernel> FusingCudaBackend::make_kernel(const Graph& g, const Nod
   if (n.op != OpType::Fused) return base_.make_kernel(g, n);
   auto* f = dynamic_cast<const fusion::FusedRegion*>(n.payload.get());
   if (!f) return cuda::make_epilogue_kernel(base_, g, n);  // or an error naming the node
+  if (f->tier != fusion::KernelTier::Compiled)
+    throw Error(describe(n) + ": interpreted kernels run on the CPU only");
   auto* k = dynamic_cast<const CudaKernel*>(kernels_.find(f->kernel.spec));
   if (!k)
     throw Error(describe(n) + ": CUDA kernel " + f->kernel.spec.hash_hex() + " is not loaded");

@@ -40,9 +40,11 @@
 #include "fusion/embedded_headers.h"
 #include "fusion/host_compiler.h"
 #include "fusion/kernel_abi.h"
+#include "fusion/spec_interpreter.h"
 #include "runtime/cpu/kernel_util.h"
 #include "runtime/cpu/kernels.h"
 #include "runtime/cpu/thread_pool.h"
+#include "runtime/ir/error.h"
 #include "runtime/ir/tensor.h"
 #include "runtime/ops/half.h"
 #include "runtime/ops/scalar_math.h"
@@ -1188,8 +1190,9 @@ void compile_cpp(const std::string& source, Library& lib, bool opt_info = false,
 // Runs kernel `fn` for case c on `in`, [0, n) split in three uneven chunks.
 // Runs the kernel over its range in three calls, or, with `step`, in calls of `step` units.
 // `stream`: flat kernels write their outputs with streaming stores (KernelArgs::stream_out).
-Buffers run_kernel(const Case& c, HostKernelFn fn, const Buffers& in, int64_t step = 0,
-                   bool stream = false) {
+// `fn`: a compiled kernel's entry, or anything called like one (the SpecInterpreter).
+template <class Fn>
+Buffers run_kernel(const Case& c, Fn fn, const Buffers& in, int64_t step = 0, bool stream = false) {
   const KernelSpec& s = c.spec;
   const int64_t n = numel_of(c.shape);
   const int64_t len =
@@ -1272,6 +1275,25 @@ TEST(CodegenCpp, KernelsMatchReference) {
   }
 }
 
+// Row-stage case `base` (rank 2) at rows of each length in `lens` and batches of 1, 2 and
+// 9, run by `fn` (run_kernel's uneven cuts of the flat range also split rows) against the
+// reference.
+template <class Fn>
+void expect_every_row_length(const Case& base, Fn fn, std::initializer_list<int64_t> lens) {
+  for (int64_t len : lens)
+    for (int64_t batch : {1, 2, 9}) {
+      Case c = base;
+      c.shape = {batch, len};
+      SCOPED_TRACE(c.name + " [" + std::to_string(batch) + "," + std::to_string(len) + "]");
+      const Buffers in = random_inputs(c, static_cast<uint64_t>(len * 31 + batch));
+      std::vector<double> row_atol;
+      const Buffers want = reference(c, in, row_atol);
+      const Buffers got = run_kernel(c, fn, in);
+      for (size_t o = 0; o < c.spec.outputs.size(); ++o)
+        EXPECT_EQ(compare(c, o, want.out[o], got.out[o], row_atol), 0) << "output " << o;
+    }
+}
+
 // One compiled row-stage kernel serves every batch size and row length (sizes are run-time
 // arguments), rows of 1, 3, 1000 and 1025 elements included; run_kernel's uneven cuts of
 // the flat range also split rows, which the kernel must do once each.
@@ -1282,18 +1304,7 @@ TEST(CodegenCpp, RowStageKernelsServeEveryRowLengthAndBatch) {
     if (base.rank() != 2) continue;
     auto fn = reinterpret_cast<HostKernelFn>(u.lib.symbol(base.name.c_str()));
     ASSERT_NE(fn, nullptr) << base.name;
-    for (int64_t len : {1, 3, 1000, 1025})
-      for (int64_t batch : {1, 2, 9}) {
-        Case c = base;
-        c.shape = {batch, len};
-        SCOPED_TRACE(c.name + " [" + std::to_string(batch) + "," + std::to_string(len) + "]");
-        const Buffers in = random_inputs(c, static_cast<uint64_t>(len * 31 + batch));
-        std::vector<double> row_atol;
-        const Buffers want = reference(c, in, row_atol);
-        const Buffers got = run_kernel(c, fn, in);
-        for (size_t o = 0; o < c.spec.outputs.size(); ++o)
-          EXPECT_EQ(compare(c, o, want.out[o], got.out[o], row_atol), 0) << "output " << o;
-      }
+    expect_every_row_length(base, fn, {1, 3, 1000, 1025});
   }
 }
 
@@ -1489,6 +1500,51 @@ TEST(CodegenCpp, SoftmaxComputesExpOncePerElement) {
     EXPECT_EQ(count(src, "Mode::EXP>"), reads_back ? 1u : 2u) << src;
     EXPECT_EQ(count(src, "eval(out0[j]"), reads_back ? 1u : 0u) << src;
   }
+}
+
+// ---- the interpreter ---------------------------------------------------------------------
+
+// The interpreter runs every f32 case, against the same reference and tolerances as the
+// compiled kernels, over the same uneven cuts of the range, and element by element.
+TEST(SpecInterpreter, MatchesReferenceOnEveryF32Case) {
+  int ran = 0, refused = 0;
+  for (const Case& c : all_cases()) {
+    SCOPED_TRACE(c.name);
+    std::string why;
+    if (!interpretable(c.spec, &why)) {
+      EXPECT_THROW(SpecInterpreter{c.spec}, hf::Error);
+      EXPECT_FALSE(why.empty());
+      ++refused;
+      continue;
+    }
+    const SpecInterpreter interp(c.spec);
+    auto fn = [&](const KernelArgs* a, i64 b, i64 e) { interp.run(*a, b, e); };
+    const Buffers in = random_inputs(c, fnv1a(c.name));
+    std::vector<double> row_atol;
+    const Buffers want = reference(c, in, row_atol);
+    for (int64_t step : {0, 1}) {
+      const Buffers got = run_kernel(c, fn, in, step);
+      for (size_t o = 0; o < c.spec.outputs.size(); ++o)
+        EXPECT_EQ(compare(c, o, want.out[o], got.out[o], row_atol), 0)
+            << "output " << o << ", step " << step;
+    }
+    ++ran;
+  }
+  EXPECT_GE(ran, 30);
+  EXPECT_GE(refused, 20);  // f16, bf16, integer and bool cases are compiled
+}
+
+// Row-stage specs at every row length and batch, rows cut anywhere by the range.
+TEST(SpecInterpreter, RowStagesServeEveryRowLengthAndBatch) {
+  int ran = 0;
+  for (const Case& base : row_stage_cases()) {
+    if (base.rank() != 2 || !interpretable(base.spec)) continue;
+    const SpecInterpreter interp(base.spec);
+    auto fn = [&](const KernelArgs* a, i64 b, i64 e) { interp.run(*a, b, e); };
+    expect_every_row_length(base, fn, {1, 3, 1000, 1025, 5000});  // 5000: rows of 3 leaves
+    ++ran;
+  }
+  EXPECT_GE(ran, 4);
 }
 
 // codegen_support.h's vectorisable f16 conversions are half.h's, value for value.

@@ -13,6 +13,7 @@
 #include "fusion/codegen_cuda.h"
 #include "fusion/nvrtc_compiler.h"
 #include "fusion/region_spec.h"
+#include "fusion/spec_interpreter.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/cpu/stream_store.h"
 #include "runtime/exec/executor.h"
@@ -219,6 +220,52 @@ TEST(FusionE2E, RandomDagsMatchUnfusedF32AndF16) {
     fused_regions += expect_fused_matches_unfused(g, *env.cache, i).regions_fused;
   }
   EXPECT_GE(fused_regions, 12);  // the property must actually exercise fused kernels
+}
+
+// Every region of the examples and of random DAGs fused with its spec interpreted
+// (fusion/spec_interpreter.h) instead of compiled: the unfused results within the fused
+// tolerances, and bit for bit where the graph is elementwise only (each step is the unfused
+// op's loop). Nothing is compiled.
+TEST(FusionE2E, InterpretedRegionsMatchUnfused) {
+  cpu::CpuBackend cpu_backend;
+  JitEnv env;
+  fusion::KernelCache& unused = *env.cache;
+  int interpreted = 0;
+  auto check = [&](const Graph& g, uint64_t seed, bool bitwise) {
+    std::vector<HostTensor> in = random_inputs(g, seed);
+    Executor unfused(g, cpu_backend);
+    std::vector<HostTensor> want = copies(unfused.run(views(in)));
+    Graph fused_graph = g;
+    for (const fusion::Region& r : fusion::detect_regions(g).regions) {
+      const fusion::RegionKernel k = fusion::build_region_kernel(g, r);
+      if (k.outputs.empty() || !fusion::interpretable(k.spec)) continue;
+      fusion::fuse_region(fused_graph, r, fusion::KernelTier::Interpreted);
+      ++interpreted;
+    }
+    FusingCpuBackend fusing(cpu_backend, unused);
+    Executor fused(fused_graph, fusing);
+    auto got = fused.run(views(in));
+    for (size_t i = 0; i < got.size(); ++i) {
+      Mismatch m = compare(want[i].view(), got[i], fused_tolerance(got[i].dtype));
+      EXPECT_EQ(m.index, -1) << "output " << i << " element " << m.index << ": unfused "
+                             << m.expected << ", interpreted " << m.actual;
+      if (bitwise)
+        EXPECT_EQ(std::memcmp(want[i].data(), got[i].data, want[i].bytes()), 0) << "output " << i;
+    }
+  };
+  for (const char* name : {"abc", "ab_plus_c", "gelu_chain", "activation_chain", "adam",
+                           "bias_activation", "layernorm"}) {
+    SCOPED_TRACE(name);
+    check(example(name), 3, std::string(name) != "layernorm");
+  }
+  std::mt19937 rng(1234);
+  for (int i = 0; i < 24; ++i) {
+    Graph g = random_dag(rng, DType::F32);
+    SCOPED_TRACE("dag " + std::to_string(i) + "\n" + write_graph_json(g));
+    check(g, static_cast<uint64_t>(i), false);
+  }
+  EXPECT_EQ(unused.compiles(), 0);
+  EXPECT_GE(interpreted, 20);
 }
 
 TEST(FusionE2E, EveryExampleKernelCompilesWithNvrtcForSm80AndSm90) {
