@@ -158,13 +158,16 @@ Drawing session_after(const Session& s) {
     if (r.state == RegionState::Swapped && fused_node.count(r.id)) {
       c.kind = ClusterKind::Kept;
       c.nodes = {fused_node[r.id]};
-      c.label = kept_label(r.kernel, r.id, op_count(original, r.nodes), r.candidate.unfused_s,
-                           r.measured_fused_s, "fused: " + node_list(original, r.nodes, 60));
+      const bool interpreted = r.tier == fusion::KernelTier::Interpreted;
+      c.label = kept_label(r.kernel + (interpreted ? ", interpreted" : ""), r.id,
+                           op_count(original, r.nodes), r.candidate.unfused_s, r.measured_fused_s,
+                           "fused: " + node_list(original, r.nodes, 60));
       if (auto st = steady.find(fused_node[r.id]); st != steady.end())
         c.label.insert(c.label.begin() + 2,
                        "(re-profiled; steady: " + human_time(st->second) + ")");
-      c.tooltip = region_title(r) + ": " + r.reason + "\nvalidation " + r.validation +
-                  "\ncompile " + printf_double("%.1f ms", r.compile_ms) +
+      c.tooltip = region_title(r) + ": " + r.reason +
+                  (r.tier_reason.empty() ? "" : "\n" + r.tier_reason) + "\nvalidation " +
+                  r.validation + "\ncompile " + printf_double("%.1f ms", r.compile_ms) +
                   (r.cache_hit ? " (cache hit)" : "") + "\nnodes: " + all_nodes;
       std::string& note = d.notes[fused_node[r.id]];
       note += (note.empty() ? "" : "\n") + ("region " + std::to_string(r.id) + ": " + all_nodes);

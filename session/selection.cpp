@@ -30,7 +30,8 @@ Selection select_region(const RegionCandidate& c, double iteration_s, const Mach
   s.predicted_s = std::max(t_mem, t_flop) + m.launch_us * 1e-6;
   s.saving_s = c.unfused_s - s.predicted_s;
   s.share = iteration_s > 0 ? s.saving_s / iteration_s : 0;
-  s.compile_ms = c.cached ? 0 : o.compile_ms;
+  const bool no_compile = c.cached || c.interpreted;
+  s.compile_ms = no_compile ? 0 : o.compile_ms;
   s.payback_iters = s.saving_s > 0 ? s.compile_ms * 1e-3 / s.saving_s : INFINITY;
 
   char bw[64];
@@ -43,16 +44,17 @@ Selection select_region(const RegionCandidate& c, double iteration_s, const Mach
   } else if (s.share < o.min_share) {
     s.reason = "cold: saves " + ms(s.saving_s) + " per iteration, " + pct(s.share) +
                " of it (threshold " + pct(o.min_share) + "); " + prediction;
-  } else if (!c.cached && s.payback_iters > double(o.expected_iters)) {
+  } else if (!no_compile && s.payback_iters > double(o.expected_iters)) {
     s.reason = "not repaid: saves " + ms(s.saving_s) + " per iteration; a ~" +
                std::to_string(int64_t(s.compile_ms)) + " ms compile needs " +
                std::to_string(int64_t(std::ceil(s.payback_iters))) +
                " iterations, the expected run is " + std::to_string(o.expected_iters);
   } else {
     s.selected = true;
-    s.reason = "hot: saves " + ms(s.saving_s) + " per iteration (" + pct(s.share) + "); " +
-               prediction +
-               (c.cached ? "; kernel cached"
+    s.reason =
+        "hot: saves " + ms(s.saving_s) + " per iteration (" + pct(s.share) + "); " + prediction +
+        (c.cached        ? "; kernel cached"
+         : c.interpreted ? "; interpreted first, nothing to compile"
                          : "; compile repaid after " +
                                std::to_string(int64_t(std::ceil(s.payback_iters))) + " iterations");
   }
@@ -60,20 +62,21 @@ Selection select_region(const RegionCandidate& c, double iteration_s, const Mach
 }
 
 void select_kernel_group(std::vector<Selection>& selections, bool cached, double iteration_s,
-                         const SelectionOptions& o) {
+                         const SelectionOptions& o, bool interpreted) {
   if (selections.size() < 2 || iteration_s <= 0) return;
   double saving_s = 0;
   for (const Selection& s : selections) saving_s += std::max(0.0, s.saving_s);
   if (saving_s <= 0) return;
   const double share = saving_s / iteration_s;
-  const double payback = cached ? 0 : o.compile_ms * 1e-3 / saving_s;
+  const double payback = cached || interpreted ? 0 : o.compile_ms * 1e-3 / saving_s;
   if (share < o.min_share || payback > double(o.expected_iters)) return;
   const std::string together =
       std::to_string(selections.size()) + " regions of this kernel save " + ms(saving_s) +
       " per iteration together (" + pct(share) + ")" +
-      (cached ? "; kernel cached"
-              : "; compile repaid after " + std::to_string(int64_t(std::ceil(payback))) +
-                    " iterations");
+      (cached        ? "; kernel cached"
+       : interpreted ? "; interpreted first, nothing to compile"
+                     : "; compile repaid after " + std::to_string(int64_t(std::ceil(payback))) +
+                           " iterations");
   for (Selection& s : selections) {
     if (s.selected || s.saving_s <= 0) continue;
     s.selected = true;

@@ -29,6 +29,9 @@ struct RegionCandidate {
   double best_gbps = 0;  // the best bandwidth one of its memory-bound ops achieved (0: none)
   bool cached = false;   // a compiled kernel is in memory or on disk
   double heavy_s = 0;    // an epilogue region: its heavy op's measured time
+  // Runs interpreted until a compile pays (Session, SessionOptions::interpret_first): like
+  // a cached kernel, there is no compile to repay before it saves anything.
+  bool interpreted = false;
 };
 
 struct Selection {
@@ -49,9 +52,10 @@ Selection select_region(const RegionCandidate& c, double iteration_s, const Mach
 // of the iteration and repay the compile within the expected run, each of them that saves
 // anything is selected, though alone it would be cold or not repaid. Otherwise, and for a
 // single region, `selections` (select_region's) stay as they are; either way a region alone
-// would never be a reason to drop another. `cached`: the kernel is (RegionCandidate::cached).
+// would never be a reason to drop another. `cached`: the kernel is (RegionCandidate::cached);
+// `interpreted`: it runs interpreted first (RegionCandidate::interpreted).
 void select_kernel_group(std::vector<Selection>& selections, bool cached, double iteration_s,
-                         const SelectionOptions& o);
+                         const SelectionOptions& o, bool interpreted = false);
 
 // An epilogue region (detect.h's Region::heavy): its heavy op runs anyway, and its
 // elementwise steps run on blocks still in cache, so the prediction is the heavy op's time

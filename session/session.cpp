@@ -8,6 +8,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "fusion/spec_interpreter.h"
 #include "fusion/static_patterns.h"
 #include "profiler/step_times.h"
 #include "profiler/table_text.h"
@@ -198,11 +199,15 @@ Session::~Session() = default;
 
 std::unique_ptr<Session::Running> Session::build(const Graph& base, const std::vector<int>& regions,
                                                  std::span<const ValueId> observe,
-                                                 const Running* lender) {
+                                                 const Running* lender,
+                                                 const std::vector<int>& admitted) {
   auto r = std::make_unique<Running>();
   r->graph = std::make_unique<Graph>(base);
-  for (int id : regions)
-    r->region_of_fused_node[fusion::fuse_region(*r->graph, detection_.regions[id])] = id;
+  for (int id : regions) {
+    const bool a = std::find(admitted.begin(), admitted.end(), id) != admitted.end();
+    const fusion::KernelTier tier = a ? admitted_tier(id) : regions_[id].tier;
+    r->region_of_fused_node[fusion::fuse_region(*r->graph, detection_.regions[id], tier)] = id;
+  }
   r->exec = std::make_unique<Executor>(*r->graph, *fusing_, observe,
                                        lender ? &lender->exec->plan() : nullptr);
   if (options_.trace) {
@@ -217,6 +222,10 @@ std::unique_ptr<Session::Running> Session::build(const Graph& base, const std::v
     }
   }
   return r;
+}
+
+fusion::KernelTier Session::admitted_tier(int region) const {
+  return compiling_up_.count(region) ? fusion::KernelTier::Compiled : regions_[region].tier;
 }
 
 const Graph& Session::current_graph() const {
@@ -455,6 +464,7 @@ void Session::swap_candidate() {
   for (int r : c->fresh) {
     regions_[r].state = RegionState::Swapped;
     regions_[r].swapped_at = iter;
+    regions_[r].tier = admitted_tier(r);
     hits += regions_[r].cache_hit;
   }
   const size_t kept_before = c->fresh.size() - judged.size();
@@ -627,8 +637,14 @@ void Session::prepare_validation() {
   ready_.erase(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(taken));
   std::sort(observe.begin(), observe.end());
   auto v = std::make_unique<Validation>();
+  // The regions being validated run unfused in the observed iteration, also one whose
+  // interpreted kernel is in use (its compiled kernel is checked): their live-outs are the
+  // unfused ops'.
+  std::vector<int> in_use;
+  for (int r : kept())
+    if (std::find(fresh.begin(), fresh.end(), r) == fresh.end()) in_use.push_back(r);
   try {
-    v->observe = build(plan_base(), kept(), observe, current_.get());
+    v->observe = build(plan_base(), in_use, observe, current_.get());
   } catch (const Error& e) {  // out of device memory, say: the plan in use goes on
     for (int r : fresh)
       fail_validation(r, std::string("the plan that checks it could not be built: ") + e.what());
@@ -638,8 +654,8 @@ void Session::prepare_validation() {
     RegionCheck c;
     c.region = r;
     try {
-      c.sub = std::make_unique<fusion::RegionGraph>(
-          fusion::region_graph(graph_, detection_.regions[r], /*fused=*/true));
+      c.sub = std::make_unique<fusion::RegionGraph>(fusion::region_graph(
+          graph_, detection_.regions[r], /*fused=*/true, {}, admitted_tier(r)));
       // A kernel that reads graph inputs runs right after the observed iteration: its plan
       // is made now. The others' are made one at a time when their turn comes.
       if (reads_graph_input(c))
@@ -667,8 +683,9 @@ void Session::cut_check(RegionCheck& c) {
   const CheckParts split = check_parts(graph_, kernels_[c.region], static_cast<int>(wanted));
   if (split.parts < 2) return;
   try {
-    auto blocks = std::make_unique<fusion::RegionGraph>(fusion::region_graph(
-        graph_, detection_.regions[c.region], /*fused=*/true, split.cut_shapes));
+    auto blocks = std::make_unique<fusion::RegionGraph>(
+        fusion::region_graph(graph_, detection_.regions[c.region], /*fused=*/true, split.cut_shapes,
+                             admitted_tier(c.region)));
     // Every live-out must come out as one block of its rows.
     const std::vector<ValueId>& outs = kernels_[c.region].outputs;
     for (size_t k = 0; k < outs.size(); ++k)
@@ -689,6 +706,19 @@ bool Session::reads_graph_input(const RegionCheck& c) const {
 // Reverts a region whose kernel failed validation, keeping its source for the bug report.
 void Session::fail_validation(int r, const std::string& failure) {
   RegionRecord& rec = regions_[r];
+  if (compiling_up_.count(r)) {
+    std::string why = "its compiled kernel failed validation: " + failure;
+    try {
+      why +=
+          "; its source is kept at " +
+          target_.kernels->keep_source(kernels_[r].spec, kernel_origin(graph_, kernels_[r].nodes))
+              .string();
+    } catch (const Error& e) {
+      why += std::string("; its source could not be kept: ") + e.what();
+    }
+    stay_interpreted(r, why);
+    return;
+  }
   rec.validation = "failed: " + failure;
   rec.swapped_at = static_cast<int>(iterations_.size()) - 1;
   // A mismatch names the value ("value '...' element ..."); anything else kept it from running.
@@ -842,13 +872,19 @@ void Session::advance_validation(Clock::time_point deadline) {
 void Session::prepare_candidate() {
   auto c = std::make_unique<Candidate>();
   c->fresh.swap(passed_);
-  std::vector<int> regions = kept();
-  regions.insert(regions.end(), c->fresh.begin(), c->fresh.end());
+  std::vector<int> regions = kept();  // an interpreted region swapping tiers is in both
+  for (int r : c->fresh)
+    if (std::find(regions.begin(), regions.end(), r) == regions.end()) regions.push_back(r);
   plan_stale_ = false;
   try {
-    c->plan = build(plan_base(), regions, {}, current_.get());
+    c->plan = build(plan_base(), regions, {}, current_.get(), c->fresh);
   } catch (const Error& e) {  // out of device memory, say: the plan in use goes on
     for (int r : c->fresh) {
+      if (compiling_up_.count(r)) {
+        stay_interpreted(
+            r, std::string("the plan with its compiled kernel could not be built: ") + e.what());
+        continue;
+      }
       regions_[r].swapped_at = static_cast<int>(iterations_.size()) - 1;
       revert(r, std::string("the fused plan could not be built: ") + e.what());
     }
@@ -909,8 +945,9 @@ void Session::end_profiling() {
   double ops_s = 0;
   for (const OpRecord& o : unfused_ops_) ops_s += o.cost.seconds;
   const double share_of_s = std::max(iteration_s, ops_s);
+  share_of_s_ = share_of_s;
   std::vector<CompileJob> jobs;
-  std::vector<int> epilogues;
+  std::vector<int> epilogues, interpreted;
   for (size_t r = 0; r < regions_.size(); ++r) {
     RegionRecord& rec = regions_[r];
     const fusion::RegionKernel& k = kernels_[r];
@@ -938,6 +975,12 @@ void Session::end_profiling() {
     for (ValueId v : k.outputs) c.io_bytes += bytes(v);
     c.flops = k.flops;
     c.cached = k.epilogue || target_.kernels->cached(k.spec);
+    // Adaptive runs a region the backend can interpret at once, its spec interpreted, and
+    // decides on a compile once that kernel is timed (consider_compiling). A kernel in the
+    // cache costs no compile: it runs compiled from the start.
+    c.interpreted = !k.epilogue && !c.cached && options_.policy == FusionPolicy::Adaptive &&
+                    options_.interpret_first && !sync_compile() && target_.interprets &&
+                    fusion::interpretable(k.spec);
     rec.selection = k.epilogue ? select_epilogue(c, share_of_s)
                                : select_region(c, share_of_s, machine_, options_.select);
   }
@@ -949,8 +992,8 @@ void Session::end_profiling() {
   for (const auto& [kernel, members] : kernel_groups) {
     std::vector<Selection> ss;
     for (int r : members) ss.push_back(regions_[r].selection);
-    select_kernel_group(ss, regions_[members.front()].candidate.cached, share_of_s,
-                        options_.select);
+    const RegionCandidate& first = regions_[members.front()].candidate;
+    select_kernel_group(ss, first.cached, share_of_s, options_.select, first.interpreted);
     for (size_t i = 0; i < members.size(); ++i) regions_[members[i]].selection = ss[i];
   }
   for (size_t r = 0; r < regions_.size(); ++r) {
@@ -969,13 +1012,24 @@ void Session::end_profiling() {
       epilogues.push_back(static_cast<int>(r));
       continue;
     }
+    if (rec.candidate.interpreted) {
+      rec.tier = fusion::KernelTier::Interpreted;
+      rec.tier_reason = "interpreted: runs at once, while a compile would take a compiler";
+      interpreted.push_back(static_cast<int>(r));
+      continue;
+    }
+    rec.tier_reason = "compiled: " + compiled_first_why(k.spec, rec.candidate.cached);
     jobs.push_back({static_cast<int>(r), k.spec, kernel_origin(graph_, kernels_[r].nodes),
                     rec.selection.saving_s});
   }
   head += count_of(regions_.size(), "fusible region") + ", ";
-  if (!epilogues.empty()) {
-    head += count_of(epilogues.size(), "epilogue") + " selected (no compile), ";
+  if (!epilogues.empty() || !interpreted.empty()) {
+    if (!epilogues.empty())
+      head += count_of(epilogues.size(), "epilogue") + " selected (no compile), ";
+    if (!interpreted.empty())
+      head += count_of(interpreted.size(), "region") + " selected, interpreted (no compile yet), ";
     for (int r : epilogues) admit(r);
+    for (int r : interpreted) admit(r);
     if (jobs.empty()) {
       event(head + (ready_.empty() ? "kept here before: swapping them in" : "validating them"));
       phase_ = Phase::Compiling;  // run() moves on to validating at once
@@ -1052,6 +1106,9 @@ void Session::collect_compiles() {
     r.compile_end_s = since_start(d.end);
     if (d.outcome.ok) {
       admit(d.region);
+    } else if (compiling_up_.count(d.region)) {
+      stay_interpreted(d.region, d.outcome.message);
+      event(d.outcome.message);
     } else {
       r.state = RegionState::Failed;
       r.reason = d.outcome.message;
@@ -1120,6 +1177,8 @@ void Session::end_reprofiling() {
   // The fresh regions in the new plan and in the one it replaced, timed in turn
   // (selection.h's judge_in_turn: the fastest iteration of each, and which was slower pair by
   // pair, so that noise on a shared machine does not decide).
+  // A region whose compiled kernel replaced its interpreted one is judged against that
+  // (the plan before ran it), and keeps the numbers of its first judgement against its ops.
   std::map<int, InTurnVerdict> in_turn;
   if (baseline_ && times_ && baseline_times_)
     for (int r : batch_) {
@@ -1128,6 +1187,7 @@ void Session::end_reprofiling() {
                         iteration_sums(*baseline_times_, region_steps(*baseline_, r)));
       if (v.pairs == 0) continue;
       in_turn[r] = v;
+      if (compiling_up_.count(r)) continue;
       regions_[r].reprofiled_fused_s = v.fastest_fused_s;
       regions_[r].reprofiled_unfused_s = v.fastest_unfused_s;
       regions_[r].reprofiled_pairs = v.pairs;
@@ -1138,25 +1198,68 @@ void Session::end_reprofiling() {
   baseline_times_.reset();
 
   bool reverted = false;
+  std::vector<int> interpreted;  // kept at their first tier
   for (int r : batch_) {
     RegionRecord& rec = regions_[r];
     const auto turn = in_turn.find(r);
     const bool timed_in_turn = turn != in_turn.end();
+    if (compiling_up_.count(r)) {
+      const double compiled = timed_in_turn ? turn->second.fastest_fused_s : rec.measured_fused_s;
+      const double interp = timed_in_turn ? turn->second.fastest_unfused_s : rec.interpreted_s;
+      const bool lost = timed_in_turn ? turn->second.slower : compiled >= interp;
+      const std::string timing = fmt_ms(compiled * 1e3) + " against the interpreted kernel's " +
+                                 fmt_ms(interp * 1e3) +
+                                 (timed_in_turn ? " (the fastest of each, timed in turn)" : "");
+      if (lost) {
+        stay_interpreted(r, "its compiled kernel took " + timing + ", not faster");
+      } else {
+        compiling_up_.erase(r);
+        rec.reprofiled_fused_s = compiled;
+        rec.tier_reason = "compiled: " + timing;
+      }
+      continue;
+    }
     const double fused = timed_in_turn ? rec.reprofiled_fused_s : rec.measured_fused_s;
     const double unfused = timed_in_turn ? rec.reprofiled_unfused_s : rec.candidate.unfused_s;
     const bool slower = timed_in_turn ? turn->second.slower : fused >= unfused;
     // Only adaptive judges speed: the other policies fuse what they were asked to.
     if (options_.policy == FusionPolicy::Adaptive && slower) {
-      revert(r, "its kernel took " + fmt_ms(fused * 1e3) + ", not faster than the " +
-                    fmt_ms(unfused * 1e3) + " of the ops it replaced" +
-                    (timed_in_turn ? " (the fastest of each, timed in turn; slower in " +
-                                         std::to_string(rec.reprofiled_fused_slower) + " of " +
-                                         std::to_string(rec.reprofiled_pairs) + " iterations)"
-                                   : ""));
+      const std::string timing =
+          "its kernel took " + fmt_ms(fused * 1e3) + ", not faster than the " +
+          fmt_ms(unfused * 1e3) + " of the ops it replaced" +
+          (timed_in_turn ? " (the fastest of each, timed in turn; slower in " +
+                               std::to_string(rec.reprofiled_fused_slower) + " of " +
+                               std::to_string(rec.reprofiled_pairs) + " iterations)"
+                         : "");
       reverted = true;
+      RegionCandidate compiled = rec.candidate;
+      compiled.interpreted = false;
+      const Selection pays = select_region(compiled, share_of_s_, machine_, options_.select);
+      if (rec.tier == fusion::KernelTier::Interpreted && pays.selected) {
+        // The interpreter's passes through L1 may cost more than the ops save (short rows,
+        // cheap ops), where a compiled kernel keeps the values in registers: the region
+        // runs unfused until its compiled kernel is ready, if a compile pays by the rule
+        // that selected the region, and is then validated and judged like any.
+        rec.interpreted_s = fused;
+        rec.state = RegionState::Queued;
+        rec.tier = fusion::KernelTier::Compiled;
+        rec.tier_reason = "compiled: interpreted, " + timing;
+        event("region " + std::to_string(r) + " (" + rec.kernel +
+              ") runs unfused until its kernel is compiled: interpreted, " + timing);
+        worker_->submit({{r, kernels_[r].spec, kernel_origin(graph_, kernels_[r].nodes),
+                          rec.selection.saving_s}});
+        continue;
+      }
+      revert(r, timing);
+      continue;
+    }
+    if (rec.tier == fusion::KernelTier::Interpreted) {
+      rec.interpreted_s = fused;
+      interpreted.push_back(r);
     }
   }
   batch_.clear();
+  consider_compiling(interpreted);
   // The plan in use still runs the reverted kernels, correctly: a plan without them is
   // prepared in the background and swapped in at a later boundary.
   if (reverted) plan_stale_ = true;
@@ -1181,6 +1284,69 @@ void Session::end_reprofiling() {
           fmt_ms(before * 1e3) + " -> " + fmt_ms(after * 1e3) + " per iteration" +
           (all_in_turn && !kept().empty() ? " (the fastest of each, timed in turn)" : ""));
   phase_ = Phase::Compiling;  // run() settles to steady when nothing is left
+}
+
+// The rule that selected a region over its ops (selection.h), now for its compiled kernel
+// over its interpreted one: with the interpreted kernel's time in place of the ops', a
+// compile must save min_share of the iteration and be repaid within the expected run.
+// Regions of one kernel are judged together (one compile).
+void Session::consider_compiling(const std::vector<int>& interpreted) {
+  std::map<std::string, std::vector<int>> groups;
+  for (int r : interpreted) groups[regions_[r].kernel].push_back(r);
+  std::vector<CompileJob> jobs;
+  for (const auto& [kernel, members] : groups) {
+    std::vector<Selection> ss;
+    for (int r : members) {
+      RegionCandidate c = regions_[r].candidate;
+      c.unfused_s = regions_[r].interpreted_s;
+      c.cached = c.interpreted = false;
+      ss.push_back(select_region(c, share_of_s_, machine_, options_.select));
+    }
+    select_kernel_group(ss, false, share_of_s_, options_.select);
+    for (size_t i = 0; i < members.size(); ++i) {
+      const int r = members[i];
+      const Selection& sel = ss[i];
+      RegionRecord& rec = regions_[r];
+      char b[200];
+      std::snprintf(b, sizeof b,
+                    "it takes %s, a compiled kernel ~%s: %s per iteration (%.1f%%) to gain",
+                    fmt_ms(rec.interpreted_s * 1e3).c_str(), fmt_ms(sel.predicted_s * 1e3).c_str(),
+                    fmt_ms(std::max(0.0, sel.saving_s) * 1e3).c_str(), 100 * sel.share);
+      if (!sel.selected) {
+        rec.tier_reason = std::string("interpreted, not compiled: ") + b +
+                          ", under what a compile must save or repay (selection.h)";
+        continue;
+      }
+      rec.tier_reason = std::string("interpreted, compiling: ") + b;
+      compiling_up_.insert(r);
+      jobs.push_back({r, kernels_[r].spec, kernel_origin(graph_, kernels_[r].nodes), sel.saving_s});
+    }
+  }
+  if (jobs.empty()) return;
+  event("compiling " + count_of(jobs.size(), "interpreted region") +
+        "' kernels in the background: they may still save enough");
+  worker_->submit(std::move(jobs));
+}
+
+std::string Session::compiled_first_why(const fusion::KernelSpec& spec, bool cached) const {
+  std::string why;
+  if (cached) return "its kernel is in the kernel cache";
+  if (options_.policy != FusionPolicy::Adaptive) return "--fusion all compiles every region";
+  if (sync_compile()) return "the caller waits for the compiles (--sync-compile)";
+  if (!target_.interprets) return "this backend runs compiled kernels only";
+  if (!options_.interpret_first) return "interpreting first is off";
+  if (!fusion::interpretable(spec, &why)) return "the interpreter does not run it: " + why;
+  return "compiled first";
+}
+
+void Session::stay_interpreted(int r, const std::string& why) {
+  RegionRecord& rec = regions_[r];
+  compiling_up_.erase(r);
+  if (rec.tier == fusion::KernelTier::Compiled && rec.state == RegionState::Swapped)
+    plan_stale_ = true;  // the plan in use runs the compiled kernel: one without it follows
+  rec.tier = fusion::KernelTier::Interpreted;
+  rec.tier_reason = "interpreted: " + why;
+  event("region " + std::to_string(r) + " (" + rec.kernel + ") stays interpreted: " + why);
 }
 
 }  // namespace hf

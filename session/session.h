@@ -46,6 +46,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -85,6 +86,10 @@ struct SessionOptions {
   // iterations bank it until it makes a slice worth stopping for.
   double background_share = 0.15;
   SelectionOptions select;
+  // Adaptive without sync_compile: a selected region the target can interpret is swapped in
+  // at once with its spec interpreted, and compiled only where the compiled kernel could
+  // still save what a compile must (RegionRecord::tier). False: every region compiles first.
+  bool interpret_first = true;
   fusion::DetectOptions detect;
   // Epilogue regions (a MatMul/Conv with the elementwise ops after it), where the target
   // runs them (SessionTarget::epilogues); detect.epilogues follows this.
@@ -132,9 +137,16 @@ struct RegionRecord {
   RegionCandidate candidate;
   Selection selection;
   RegionState state = RegionState::Rejected;
-  std::string reason;            // why it is in `state`
-  std::string carried;           // the verdict taken over from another input shape, or ""
-  bool kept_before = false;      // carried: kept at this very signature (SessionOptions)
+  std::string reason;        // why it is in `state`
+  std::string carried;       // the verdict taken over from another input shape, or ""
+  bool kept_before = false;  // carried: kept at this very signature (SessionOptions)
+  // How its kernel runs in the plans that fuse it (while Swapped: the plan in use). Adaptive
+  // starts a region the CPU interprets with its spec interpreted (no compile to wait for)
+  // and compiles it only where a compiled kernel could still save min_share of the
+  // iteration over the interpreted one; `tier_reason` says what was decided and why.
+  fusion::KernelTier tier = fusion::KernelTier::Compiled;
+  std::string tier_reason;
+  double interpreted_s = -1;     // its interpreted kernel, as re-profiled (as measured_fused_s)
   double measured_fused_s = -1;  // its kernel's median step time after the swap
   // adaptive, re-profiled in turn with the plan the swap replaced: the fastest iteration of
   // its kernel, and of its ops in that plan; the iterations of each timed, and in how many
@@ -243,9 +255,20 @@ class Session {
   class TraceObserver;
   // `base` (graph_ or the statically rewritten graph) with `regions` fused; its scratch
   // buffers shared with `lender`'s where given (a plan that never runs beside it, Plan).
+  // Fused regions run at their tier, those in `admitted` at the one being admitted.
   std::unique_ptr<Running> build(const Graph& base, const std::vector<int>& regions,
                                  std::span<const ValueId> observe = {},
-                                 const Running* lender = nullptr);
+                                 const Running* lender = nullptr,
+                                 const std::vector<int>& admitted = {});
+  // The tier a region's kernel is validated and swapped in at: compiled where the region
+  // runs interpreted and its compiled kernel is on its way (compiling_up_).
+  fusion::KernelTier admitted_tier(int region) const;
+  // Interpreted regions just kept: compile those whose compiled kernels could pay.
+  void consider_compiling(const std::vector<int>& interpreted);
+  // The compiled kernel of an interpreted region failed or lost: it stays interpreted.
+  void stay_interpreted(int region, const std::string& why);
+  // Why a selected region compiles before it runs (RegionRecord::tier_reason).
+  std::string compiled_first_why(const fusion::KernelSpec& spec, bool cached) const;
   const Graph& plan_base() const { return static_kept_ ? *static_graph_ : graph_; }
   // The detected region of a node of graph_, or -1 (also for nodes a rewrite added).
   int region_of(NodeId n) const {
@@ -321,6 +344,7 @@ class Session {
   std::unique_ptr<Candidate> candidate_;    // the next plan, being prepared
   bool plan_stale_ = false;                 // current_ runs a reverted region
   double unfused_ms_ = 0;                   // the profiling iterations' median, once profiled
+  double share_of_s_ = 0;                   // what a region's saving is a share of (end_profiling)
   double credit_s_ = 0;                     // background share banked, or owed when < 0
   std::vector<std::unique_ptr<Running>> retired_;  // done, but this iteration's outputs
   std::unique_ptr<class StepTimes> times_;         // profiling / reprofiling
@@ -328,7 +352,9 @@ class Session {
   std::unique_ptr<Running> baseline_;
   std::unique_ptr<class StepTimes> baseline_times_;
   std::unique_ptr<class CompileWorker> worker_;
-  std::vector<int> ready_;               // compiled, waiting for the next boundary
+  std::vector<int> ready_;  // compiled, waiting for the next boundary
+  // Interpreted regions whose compiled kernels are compiling, validated or judged.
+  std::set<int> compiling_up_;
   std::vector<int> batch_;               // swapped at the last boundary, being re-profiled
   std::unique_ptr<Graph> static_graph_;  // `static`: graph_ rewritten, once profiled
   int static_rewrites_ = 0;

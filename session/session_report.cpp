@@ -144,6 +144,12 @@ json session_report(const Session& s, const ReportContext& ctx) {
                        {"predicted_saving_ms", r.selection.saving_s * 1e3},
                        {"share", r.selection.share},
                        {"io_bytes", r.candidate.io_bytes},
+                       {"tier", r.tier_reason.empty()
+                                    ? json(nullptr)
+                                    : json(r.tier == fusion::KernelTier::Interpreted ? "interpreted"
+                                                                                     : "compiled")},
+                       {"tier_reason", r.tier_reason},
+                       {"interpreted_ms", ms_or_null(r.interpreted_s)},
                        {"compile_ms", r.compile_ms},
                        {"cache_hit", r.cache_hit},
                        {"compile_start_ms", ms_or_null(r.compile_start_s)},

@@ -18,7 +18,8 @@ SessionTarget cpu_session_target(cpu::CpuBackend& backend, fusion::KernelCache& 
   };
   t.lower = nhwc_conv_chains;
   t.host_memory = true;
-  t.epilogues = true;  // CpuBackend::make_epilogue_kernel
+  t.epilogues = true;   // CpuBackend::make_epilogue_kernel
+  t.interprets = true;  // FusingCpuBackend
   cpu_set_t allowed;
   const int cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0
                         ? CPU_COUNT(&allowed)

@@ -32,6 +32,9 @@ struct SessionTarget {
   // `epilogue_runs` accepts when it is set (DetectOptions::epilogue_runs).
   bool epilogues = false;
   std::function<bool(const Graph&, const fusion::Region&)> epilogue_runs;
+  // Whether the fusing backend runs Fused nodes with their spec interpreted
+  // (fusion::KernelTier::Interpreted, fusion/spec_interpreter.h).
+  bool interprets = false;
   // Whether the executor's threads take every core this process may use: then a background
   // compiler is stopped while an iteration runs (it would share a core with one of them,
   // and a parallel kernel waits for its slowest thread) and runs after it instead.

@@ -58,9 +58,14 @@ for op in r["ops"]:
 assert len(r["regions"]) == 1, r["regions"]
 reg = r["regions"][0]
 for f in ("id", "kernel", "nodes", "state", "reason", "predicted_ms", "unfused_ms", "fused_ms",
-          "compile_ms", "cache_hit", "validation", "selected"):
+          "compile_ms", "cache_hit", "validation", "selected", "tier", "tier_reason",
+          "interpreted_ms"):
     assert f in reg, (f, reg)
 assert reg["selected"] and reg["state"] in ("swapped", "reverted"), reg
+# adaptive swaps an f32 region in interpreted first (docs/adaptive.md, "Interpreted first")
+assert reg["tier"] in ("interpreted", "compiled") and reg["tier_reason"], reg
+if reg["state"] == "swapped" and reg["tier"] == "interpreted":
+    assert reg["interpreted_ms"] > 0, reg
 if reg["state"] == "swapped":
     assert s["kernels_after"] == 1 and s["fused_ms"] > 0 and reg["fused_ms"] > 0, (s, reg)
     assert reg["validation"].startswith("passed"), reg

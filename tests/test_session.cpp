@@ -24,6 +24,7 @@
 #include "tests/support/fixed_machine.h"
 #include "tests/support/graph_text.h"
 #include "tests/support/jit_env.h"
+#include "tests/support/scoped_env.h"
 
 namespace hf {
 namespace {
@@ -532,6 +533,7 @@ Graph two_hot_chains() {
 TEST(Session, ACompileKeepsItsShareWhileAnotherKernelIsReprofiled) {
   Fixture f(two_hot_chains());
   SessionOptions o;
+  o.interpret_first = false;  // both regions compile before their first swap
   std::atomic<bool> release{false};
   int second = -1;
   o.before_compile = [&](int region) {
@@ -570,6 +572,86 @@ TEST(Session, ACompileKeepsItsShareWhileAnotherKernelIsReprofiled) {
   }
   EXPECT_GE(reprofiling, o.reprofile_iters);
   EXPECT_GE(with_share, reprofiling / 2) << "of " << reprofiling << " re-profiling iterations";
+}
+
+// A chain of transcendental ops: its interpreted kernel does the same math as the unfused
+// ops, far above the bandwidth-bound time a compiled kernel is predicted to take.
+Graph transcendental_chain() {
+  return parse(
+      R"({"name": "s", "op": "Elemwise", "mode": "SIN", "inputs": ["x"], "outputs": ["s"]},
+         {"name": "c", "op": "Elemwise", "mode": "COS", "inputs": ["s"], "outputs": ["c"]},
+         {"name": "e", "op": "Elemwise", "mode": "EXP", "inputs": ["c"], "outputs": ["e"]},
+         {"name": "t", "op": "Elemwise", "mode": "TANH", "inputs": ["e"], "outputs": ["t"]})",
+      R"({"name": "x", "dtype": "f32", "shape": [1048576]})", R"("t")");
+}
+
+// Adaptive swaps a region in with its spec interpreted before anything compiles; where a
+// compiled kernel could still save enough, it compiles it in the background, validates it
+// and judges it against the interpreted kernel, keeping the faster.
+TEST(Session, RegionsRunInterpretedBeforeAnyCompileAndCompileWhereItPays) {
+  Fixture f(transcendental_chain());
+  SessionOptions o;
+  o.select.min_share = 0;  // any saving over the interpreted kernel is worth a compile
+  o.select.expected_iters = int64_t(1) << 40;
+  Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
+  const int r = region_with(s, "s");
+  ASSERT_GE(r, 0);
+  int first_swap = -1;
+  for (int i = 0; !s.settled(); ++i) {
+    f.expect_matches(s.run(views(f.inputs)), s);
+    ASSERT_LT(i, 100000);
+    if (first_swap < 0 && s.regions()[r].state == RegionState::Swapped) {
+      first_swap = i;
+      EXPECT_EQ(s.regions()[r].tier, fusion::KernelTier::Interpreted);
+      EXPECT_EQ(f.env.cache->compiles(), 0) << "a compile before the first swap";
+    }
+  }
+  const RegionRecord& rec = s.regions()[r];
+  ASSERT_GE(first_swap, 0) << rec.reason;
+  EXPECT_EQ(rec.state, RegionState::Swapped) << rec.reason;
+  EXPECT_GT(rec.interpreted_s, 0);
+  EXPECT_EQ(f.env.cache->compiles(), 1);
+  // Either way the compiled kernel was judged against the interpreted one.
+  const bool kept_compiled = rec.tier == fusion::KernelTier::Compiled;
+  EXPECT_EQ(rec.tier_reason.rfind(kept_compiled ? "compiled: " : "interpreted: its compiled", 0),
+            0u)
+      << rec.tier_reason;
+  EXPECT_NE(rec.tier_reason.find("against the interpreted kernel's"), std::string::npos)
+      << rec.tier_reason;
+}
+
+// Where no compile can be repaid, the region stays interpreted and nothing compiles.
+TEST(Session, InterpretedRegionIsNotCompiledWhereNoCompileCanPay) {
+  Fixture f(hot_and_cold());
+  SessionOptions o;
+  o.select.compile_ms = 1e12;
+  Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
+  f.settle(s);
+  const RegionRecord& rec = s.regions()[region_with(s, "hot")];
+  EXPECT_EQ(rec.state, RegionState::Swapped) << rec.reason;
+  EXPECT_NE(rec.reason.find("interpreted first, nothing to compile"), std::string::npos)
+      << rec.reason;
+  EXPECT_EQ(rec.tier, fusion::KernelTier::Interpreted);
+  EXPECT_EQ(rec.tier_reason.rfind("interpreted, not compiled: ", 0), 0u) << rec.tier_reason;
+  EXPECT_EQ(f.env.cache->compiles(), 0);
+  EXPECT_LT(s.kernels_now(), s.kernels_before());
+}
+
+// A compiled kernel that fails to build leaves its region as it was: interpreted.
+TEST(Session, AFailedCompileLeavesTheRegionInterpreted) {
+  ScopedEnv cxx("HOTFUSE_CXX", "/bin/false");
+  Fixture f(transcendental_chain());
+  SessionOptions o;
+  o.select.min_share = 0;
+  o.select.expected_iters = int64_t(1) << 40;
+  Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
+  f.settle(s);
+  const RegionRecord& rec = s.regions()[region_with(s, "s")];
+  EXPECT_EQ(rec.state, RegionState::Swapped) << rec.reason;
+  EXPECT_EQ(rec.tier, fusion::KernelTier::Interpreted);
+  EXPECT_EQ(rec.tier_reason.rfind("interpreted: ", 0), 0u) << rec.tier_reason;
+  EXPECT_NE(rec.tier_reason.find(rec.kernel), std::string::npos) << rec.tier_reason;
+  EXPECT_EQ(s.kernels_now(), 1);
 }
 
 TEST(Session, WrongKernelIsCaughtByValidationAndReverted) {
@@ -672,9 +754,9 @@ TEST(Session, ValidationRunsTheKernelOnTheObservedIterationsInputs) {
     ASSERT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(300))
         << phase_name(s.phase());
   }
-  int observed = -1;
+  int observed = -1;  // the first validation's (a compiled kernel may follow an interpreted one)
   for (const IterationRecord& it : s.iterations())
-    if (it.phase == Phase::Validating) observed = it.index;
+    if (it.phase == Phase::Validating && observed < 0) observed = it.index;
   ASSERT_GE(observed, 0);
   EXPECT_GE(first_kernel_run, observed);
   const RegionRecord& r = s.regions()[region_with(s, "hot")];
@@ -714,6 +796,31 @@ TEST(Session, SlowerKernelIsRevertedAfterReprofiling) {
   EXPECT_GE(r.reprofiled_fused_s, r.reprofiled_unfused_s);
   EXPECT_GT(r.reprofiled_unfused_s, 0);
   EXPECT_EQ(s.kernels_now(), s.kernels_before());
+}
+
+// An interpreted kernel slower than the ops it replaced (here made slow by the test hook)
+// is not the end of its region: it runs unfused until its compiled kernel is ready, which
+// is then validated and judged like any.
+TEST(Session, ASlowInterpretedKernelGivesWayToItsCompiledOne) {
+  Fixture f(hot_and_cold());
+  SessionOptions o;
+  const Session* session = nullptr;
+  int hot = -1;
+  const auto slow = much_slower(hot, session);
+  o.after_fused_run = [&](int region, std::span<const TensorView> out) {
+    if (session->regions()[hot].tier == fusion::KernelTier::Interpreted) slow(region, out);
+  };
+  Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
+  session = &s;
+  hot = region_with(s, "hot");
+  f.settle(s);
+  const RegionRecord& rec = s.regions()[hot];
+  EXPECT_EQ(rec.state, RegionState::Swapped) << rec.reason;
+  EXPECT_EQ(rec.tier, fusion::KernelTier::Compiled);
+  EXPECT_EQ(rec.tier_reason.rfind("compiled: interpreted, its kernel took", 0), 0u)
+      << rec.tier_reason;
+  EXPECT_GE(rec.interpreted_s, 2 * rec.candidate.unfused_s);
+  EXPECT_EQ(f.env.cache->compiles(), 1);
 }
 
 TEST(Session, CachedKernelsAreSelectedWithoutCompileCost) {

@@ -315,7 +315,7 @@ int run(const Options& o, std::chrono::steady_clock::time_point process_start) {
     std::cout << "  " << r.id << " " << r.kernel << " [" << region_state_name(r.state) << "] "
               << (r.state == RegionState::Failed ? "its compile failed (above)"
                                                  : printable(r.reason))
-              << "\n";
+              << (r.tier_reason.empty() ? "" : "\n      " + printable(r.tier_reason)) << "\n";
   target->print_device_profile(session, in[0]->views, o.iters);
   print_phases(session, process_start);
   if (signatures.size() > 1) print_shapes(sessions);

@@ -114,6 +114,7 @@ std::vector<Region> parse_regions(const json& root) {
     r.reason = string_or(o, "reason", p);
     r.detection = string_or(o, "detection", p);
     r.validation = string_or(o, "validation", p);
+    r.tier_reason = string_or(o, "tier_reason", p);
     r.selected = bool_or(o, "selected", p, false);
     r.cache_hit = bool_or(o, "cache_hit", p, false);
     r.unfused_ms = opt_number(o, "unfused_ms", p);

@@ -57,6 +57,7 @@ struct Region {
   std::vector<int64_t> node_ids;
   std::string state;  // rejected, queued, failed, swapped, reverted
   std::string reason, detection, validation;
+  std::string tier_reason;  // interpreted or compiled, and why ("" in older reports)
   bool selected = false, cache_hit = false;
   std::optional<double> unfused_ms, predicted_ms, fused_ms, predicted_saving_ms, share, io_bytes,
       compile_ms, compile_start_ms, compile_end_ms;

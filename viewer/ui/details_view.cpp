@@ -177,6 +177,7 @@ void DetailsView::region_details(SharedState& st, int64_t region) {
     if (reg->share) key_value("share", format_share(*reg->share) + " of the iteration");
     if (reg->io_bytes) key_value("io", format_bytes(*reg->io_bytes));
     key_value("compile", or_dash(reg->compile_ms, format_ms) + (reg->cache_hit ? " (cache hit)" : ""));
+    if (!reg->tier_reason.empty()) key_value("kernel", reg->tier_reason);
     if (!reg->validation.empty()) key_value("validation", reg->validation);
     if (reg->swapped_at) key_value("swapped", "at iteration " + std::to_string(*reg->swapped_at));
     if (reg->reverted_at) key_value("reverted", "at iteration " + std::to_string(*reg->reverted_at));
