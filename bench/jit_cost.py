@@ -4,7 +4,9 @@
 # (default --fusion adaptive) takes to reach steady state, and how much slower than the
 # unfused median its iterations get in each phase; and, under --fusion all (compiles waited
 # for, on every core), the cold compile time per kernel. Numbers come from report.json
-# (summary.phases, summary.steady_after_ms, regions[].compile_ms).
+# (summary.phases, summary.steady_after_ms, regions[].compile_ms). "fused from" is when the
+# first iteration ran a plan with the final plan's kernel count (interpreted kernels count:
+# docs/adaptive.md, "Interpreted first"), the validating iterations aside.
 #
 # Usage: /usr/bin/python3 bench/jit_cost.py HOTFUSE_RUN MODELS_DIR [ROUNDS] [THREADS]
 # MODELS_DIR holds <model>/model.onnx and test_data_set_0 (models/export_models.py); a model
@@ -59,13 +61,21 @@ def phases_of(report):
     return phases, steady
 
 
+def fused_from(report):
+    final = report["summary"]["kernels_after"]
+    if final is None or final >= report["summary"]["kernels_before"]:
+        return float("nan")
+    return next((it["start_ms"] for it in report["iterations"]
+                 if it["phase"] != "validating" and it["kernels"] == final), float("nan"))
+
+
 PHASES = ("compiling", "validating", "reprofiling")
-print("| workload | kernels | cold compile ms/kernel (all) | steady after, cold (ms) | "
-      "steady after, warm (ms) | unfused ms | worst iteration / unfused: " +
-      ", ".join(PHASES) + " | p90 / unfused: " + ", ".join(PHASES) + " |")
-print("|" + " --- |" * 8)
+print("| workload | kernels | cold compile ms/kernel (all) | fused from, cold (ms) | "
+      "steady after, cold (ms) | steady after, warm (ms) | unfused ms | worst iteration / "
+      "unfused: " + ", ".join(PHASES) + " | p90 / unfused: " + ", ".join(PHASES) + " |")
+print("|" + " --- |" * 9)
 for name, args in workloads:
-    kernels, per_kernel, cold, warm, unfused = [], [], [], [], []
+    kernels, per_kernel, fused, cold, warm, unfused = [], [], [], [], [], []
     worst = {p: 0.0 for p in PHASES}
     p90 = {p: [] for p in PHASES}
     for r in range(rounds):
@@ -84,6 +94,7 @@ for name, args in workloads:
         phases, steady = phases_of(c)
         unfused.append(s["unfused_ms"])
         cold.append(steady if steady is not None else float("nan"))
+        fused.append(fused_from(c))
         ws = phases_of(w)[1]
         warm.append(ws if ws is not None else float("nan"))
         for p in PHASES:
@@ -93,7 +104,8 @@ for name, args in workloads:
                 p90[p].append(ph["p90_ms"] / s["unfused_ms"])
     med = lambda v: statistics.median(v) if v else float("nan")
     fmt = lambda v: "-" if v != v or v == 0 else f"{v:.2f}"
-    print(f"| {name} | {med(kernels):.0f} | {med(per_kernel):.0f} | {med(cold):.0f} | "
+    print(f"| {name} | {med(kernels):.0f} | {med(per_kernel):.0f} | {med(fused):.0f} | "
+          f"{med(cold):.0f} | "
           f"{med(warm):.0f} | {med(unfused):.2f} | " +
           " / ".join(fmt(worst[p]) for p in PHASES) + " | " +
           " / ".join(fmt(med(p90[p])) for p in PHASES) + " |", flush=True)

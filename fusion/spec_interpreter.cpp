@@ -16,10 +16,11 @@ namespace hf::fusion {
 
 namespace {
 
-// Elements per chunk of a flat pass: a chunk of every operand and intermediate stays in L1.
+// Elements per chunk of a flat pass: a chunk of every operand and intermediate stays in L1
+// (256 was faster than 128, 512 and 2048 on the examples).
 // A reducing pass takes a leaf of the reduce (codegen_support.h) as one chunk, so that its
 // terms are reduced where they were computed: a row of LayerNorm or softmax is one chunk.
-constexpr i64 kChunk = 512;
+constexpr i64 kChunk = 256;
 constexpr i64 kMaxChunk = gen::kReduceLeaf;
 
 bool elemwise_runs(const SpecExpr& e) {
@@ -207,9 +208,10 @@ class Pass {
   }
 
   // Elements [begin, end), no reduce.
-  void run(const Call& c, i64 begin, i64 end) const {
-    this->begin(c, std::min(kChunk, end - begin));
-    for (i64 c0 = begin; c0 < end; c0 += kChunk) chunk(c, c0, std::min(kChunk, end - c0));
+  // Elements [begin, end), no reduce, in chunks of at most `size` (<= kMaxChunk).
+  void run(const Call& c, i64 begin, i64 end, i64 size = kChunk) const {
+    this->begin(c, std::min(size, end - begin));
+    for (i64 c0 = begin; c0 < end; c0 += size) chunk(c, c0, std::min(size, end - c0));
   }
 
   // The reduce over elements [base, base + len) in the unfused reduce's order (pairwise over
@@ -474,8 +476,8 @@ void SpecInterpreter::Impl::run_rows(const KernelArgs& a, i64 begin, i64 end) co
       // A reducing phase's only output that is not reduced is the term kept in output 0.
       const Pass::Call c{in.data(), &a, a.out, scratch_buf};
       const Pass& pass = passes[j];
-      if (ph.row_reduce < 0) {
-        pass.run(c, base, base + len);
+      if (ph.row_reduce < 0) {  // a row of up to a reduce leaf is one chunk, as in the others
+        pass.run(c, base, base + len, len <= kMaxChunk ? std::max<i64>(len, 1) : kChunk);
         continue;
       }
       pass.begin(c, len);

@@ -1323,8 +1323,8 @@ void Session::consider_compiling(const std::vector<int>& interpreted) {
     }
   }
   if (jobs.empty()) return;
-  event("compiling " + count_of(jobs.size(), "interpreted region") +
-        "' kernels in the background: they may still save enough");
+  event("compiling the kernels of " + count_of(jobs.size(), "interpreted region") +
+        " in the background: compiled, they may save enough more");
   worker_->submit(std::move(jobs));
 }
 
