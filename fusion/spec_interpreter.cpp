@@ -37,6 +37,33 @@ struct Operand {
   int buf = 0;    // Scalar, Strided: which of the pass's buffers for such inputs
 };
 
+// out[i] = a[i] op s, or s op a[i]: an arithmetic op with one operand the same for every
+// element (a row value, a scalar input, a literal), without splatting it. IEEE single
+// operations, as the mode table's loops compute them.
+using ScalarFn = void (*)(const float* a, float s, float* out, i64 n);
+template <Mode M, bool ScalarFirst>
+void scalar_op(const float* a, float s, float* out, i64 n) {
+  for (i64 i = 0; i < n; ++i) {
+    const float x = ScalarFirst ? s : a[i], y = ScalarFirst ? a[i] : s;
+    out[i] = M == Mode::ADD ? x + y : M == Mode::SUB ? x - y : M == Mode::MUL ? x * y : x / y;
+  }
+}
+template <bool ScalarFirst>
+ScalarFn scalar_fn(Mode m) {
+  switch (m) {
+    case Mode::ADD:
+      return &scalar_op<Mode::ADD, ScalarFirst>;
+    case Mode::SUB:
+      return &scalar_op<Mode::SUB, ScalarFirst>;
+    case Mode::MUL:
+      return &scalar_op<Mode::MUL, ScalarFirst>;
+    case Mode::TRUE_DIV:
+      return &scalar_op<Mode::TRUE_DIV, ScalarFirst>;
+    default:
+      return nullptr;
+  }
+}
+
 struct Instr {
   cpu::BlockFn fn = nullptr;
   float exponent = 1;  // PowC's ctx
@@ -44,6 +71,11 @@ struct Instr {
   int nargs = 0;
   Operand arg[4];
   int dst = 0;  // slot
+  // Set where one of two arguments is a scalar or a literal: arg[scalar_arg] is not read as
+  // an array but as the value `literal` or the scalar input's.
+  ScalarFn sfn = nullptr;
+  int scalar_arg = -1;
+  float literal = 0;
 };
 
 // One pass over elements of a spec without RowReduce: a flat spec, a trailing-reduce spec,
@@ -130,6 +162,16 @@ class Pass {
             ins.fn = cpu::pow_block_fn(ins.exponent);
           } else {
             ins.fn = cpu::mode_block_fn(e.mode, DType::F32);
+            for (int j = 0; j < ins.nargs && ins.nargs == 2 && !ins.sfn; ++j) {
+              const Src src = ins.arg[j].src, other = ins.arg[1 - j].src;
+              if ((src != Src::Scalar && src != Src::Literal) || other == Src::Scalar ||
+                  other == Src::Literal)
+                continue;
+              ins.sfn = j == 0 ? scalar_fn<true>(e.mode) : scalar_fn<false>(e.mode);
+              ins.scalar_arg = j;
+              if (src == Src::Literal)
+                ins.literal = static_cast<float>(s.exprs[static_cast<size_t>(e.args[j])].value);
+            }
           }
           ins.dst = take_slot();
           o = {Src::Slot, ins.dst, 0};
@@ -143,6 +185,16 @@ class Pass {
     for (size_t j = 0; j < s.outputs.size(); ++j)
       if (!s.outputs[j].reduced)
         outputs_.push_back({static_cast<int>(j), operand_[size_t(s.outputs[j].expr)]});
+    // Scalars read as arrays (by an op without a scalar form, an output, the reduce): splat.
+    splat_.assign(scalars_.size(), false);
+    auto read_as_array = [&](const Operand& o) {
+      if (o.src == Src::Scalar) splat_[static_cast<size_t>(o.buf)] = true;
+    };
+    for (const Instr& ins : code_)
+      for (int j = 0; j < ins.nargs; ++j)
+        if (j != ins.scalar_arg) read_as_array(ins.arg[j]);
+    for (const auto& out : outputs_) read_as_array(out.second);
+    if (s.reduce) read_as_array(operand_[static_cast<size_t>(s.reduce->expr)]);
     if (s.reduce) term_ = operand_[static_cast<size_t>(s.reduce->expr)];
     // The last instruction writes straight into the one output it computes, where nothing
     // read after it could be that output's memory (an input the caller placed it over):
@@ -179,7 +231,8 @@ class Pass {
   void begin(const Call& c, i64 extent) const {
     const i64 n = std::min(kMaxChunk, extent);
     for (size_t k = 0; k < scalars_.size(); ++k)
-      std::fill_n(scalar_buf(c, k), n, *static_cast<const float*>(c.in[scalars_[k]]));
+      if (splat_[k])
+        std::fill_n(scalar_buf(c, k), n, *static_cast<const float*>(c.in[scalars_[k]]));
   }
 
   // Elements [c0, c0 + n) of the iteration space, n <= kMaxChunk: writes the outputs that
@@ -192,11 +245,24 @@ class Pass {
     const void* args[4];
     for (size_t i = 0; i < code_.size(); ++i) {
       const Instr& ins = code_[i];
-      for (int j = 0; j < ins.nargs; ++j) args[j] = at(ch, ins.arg[j]);
+      // Arguments first: the last instruction may write in place of its argument's slot,
+      // and once `direct` is set that slot reads as the output.
+      const float* a0 = nullptr;
+      float v = 0;
+      if (ins.sfn) {
+        const Operand& sc = ins.arg[ins.scalar_arg];
+        v = sc.src == Src::Literal ? ins.literal : *static_cast<const float*>(c.in[sc.index]);
+        a0 = at(ch, ins.arg[1 - ins.scalar_arg]);
+      } else {
+        for (int j = 0; j < ins.nargs; ++j) args[j] = at(ch, ins.arg[j]);
+      }
       float* dst = slot(c, ins.dst);
       if (direct_ >= 0 && i + 1 == code_.size())
         ch.direct = dst = static_cast<float*>(c.out[outputs_[size_t(direct_)].first]) + c0;
-      ins.fn(args, dst, n, ins.pow ? &ins.exponent : nullptr);
+      if (ins.sfn)
+        ins.sfn(a0, v, dst, n);
+      else
+        ins.fn(args, dst, n, ins.pow ? &ins.exponent : nullptr);
     }
     for (size_t k = 0; k < outputs_.size(); ++k) {
       if (static_cast<int>(k) == direct_) continue;
@@ -260,21 +326,35 @@ class Pass {
   // where they are one contiguous run of the source, else gathered into `dst`.
   const float* gather(float* dst, const float* src, const i64* stride, const i64* shape, i64 c0,
                       i64 n) const {
-    if (rank_ == 0) {
+    // Adjacent axes merged where the input walks them as one (a per-channel scale over a
+    // C x H x W image: one run of H * W repeating its element), sizes of 1 dropped.
+    i64 dims[kAbiMaxRank], st[kAbiMaxRank];
+    int r = 0;
+    for (int d = 0; d < rank_; ++d) {
+      if (shape[d] == 1) continue;
+      if (r > 0 && st[r - 1] == stride[d] * shape[d]) {
+        dims[r - 1] *= shape[d];
+        st[r - 1] = stride[d];
+      } else {
+        dims[r] = shape[d];
+        st[r++] = stride[d];
+      }
+    }
+    if (r == 0) {
       std::fill_n(dst, n, src[0]);
       return dst;
     }
     i64 idx[kAbiMaxRank], off = 0, rest = c0;
-    for (int d = rank_ - 1; d >= 0; --d) {
-      idx[d] = rest % shape[d];
-      rest /= shape[d];
-      off += idx[d] * stride[d];
+    for (int d = r - 1; d >= 0; --d) {
+      idx[d] = rest % dims[d];
+      rest /= dims[d];
+      off += idx[d] * st[d];
     }
-    const int inner = rank_ - 1;
-    const i64 s = stride[inner];
-    if (s == 1 && shape[inner] - idx[inner] >= n) return src + off;
+    const int inner = r - 1;
+    const i64 s = st[inner];
+    if (s == 1 && dims[inner] - idx[inner] >= n) return src + off;
     for (i64 done = 0; done < n;) {
-      const i64 run = std::min(shape[inner] - idx[inner], n - done);
+      const i64 run = std::min(dims[inner] - idx[inner], n - done);
       if (s == 1)
         std::memcpy(dst + done, src + off, static_cast<size_t>(run) * sizeof(float));
       else if (s == 0)
@@ -284,11 +364,11 @@ class Pass {
       done += run;
       idx[inner] += run;
       off += run * s;
-      for (int d = inner; d > 0 && idx[d] == shape[d]; --d) {
-        off -= idx[d] * stride[d];
+      for (int d = inner; d > 0 && idx[d] == dims[d]; --d) {
+        off -= idx[d] * st[d];
         idx[d] = 0;
         ++idx[d - 1];
-        off += stride[d - 1];
+        off += st[d - 1];
       }
     }
     return dst;
@@ -299,6 +379,7 @@ class Pass {
   std::vector<Instr> code_;
   std::vector<std::vector<float>> literals_;  // kMaxChunk copies each
   std::vector<int> strided_, scalars_;        // inputs read through strides / splat
+  std::vector<bool> splat_;                   // per scalars_: read as an array somewhere
   std::vector<std::pair<int, Operand>> outputs_;
   std::optional<Operand> term_;  // what a trailing reduce reduces
   int direct_ = -1;              // the output (in outputs_) the last instruction writes

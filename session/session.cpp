@@ -455,9 +455,10 @@ void Session::swap_candidate() {
     retired_.push_back(std::move(current_));
   current_ = std::move(c->plan);
   if (c->fresh.empty()) {
-    events_.push_back({iter, "rebuilt the plan without the reverted kernels, " +
-                                 std::to_string(before) + " -> " +
-                                 std::to_string(current_->steps()) + " launches"});
+    events_.push_back(
+        {iter, "rebuilt the plan without the reverted kernels (or with interpreted ones again), " +
+                   std::to_string(before) + " -> " + std::to_string(current_->steps()) +
+                   " launches"});
     return;
   }
   int hits = 0;
