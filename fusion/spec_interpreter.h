@@ -3,8 +3,9 @@
 // compiler's fraction of a second.
 //
 // Each expression is the unfused op's own dense loop (the elemwise mode table, pow_const's
-// loops) over chunks of a few hundred elements held in L1, so elementwise results are
-// bitwise those of the unfused ops; reductions take the compiled kernels' order
+// loops; an add, subtract, multiply or divide with one operand the same for every element,
+// a scalar loop of the same IEEE operation) over chunks of a few hundred elements held in
+// L1, so elementwise results are bitwise those of the unfused ops; reductions take the compiled kernels' order
 // (codegen_support.h's pairwise tree of leaves), and row-stage specs the compiled kernels'
 // phases (row_stages.h). What fusion saves, memory traffic between the ops, the chunks save
 // too; what they cost over a compiled kernel is each intermediate going through L1 once.

@@ -574,32 +574,45 @@ TEST(Session, ACompileKeepsItsShareWhileAnotherKernelIsReprofiled) {
   EXPECT_GE(with_share, reprofiling / 2) << "of " << reprofiling << " re-profiling iterations";
 }
 
-// A chain of transcendental ops: its interpreted kernel does the same math as the unfused
-// ops, far above the bandwidth-bound time a compiled kernel is predicted to take.
-Graph transcendental_chain() {
+// Five cheap ops on 4 MiB arrays: one interpreted pass is far faster than five unfused
+// ones, and small enough to compile and validate quickly under the sanitizers.
+Graph cheap_chain() {
   return parse(
-      R"({"name": "s", "op": "Elemwise", "mode": "SIN", "inputs": ["x"], "outputs": ["s"]},
-         {"name": "c", "op": "Elemwise", "mode": "COS", "inputs": ["s"], "outputs": ["c"]},
-         {"name": "e", "op": "Elemwise", "mode": "EXP", "inputs": ["c"], "outputs": ["e"]},
-         {"name": "t", "op": "Elemwise", "mode": "TANH", "inputs": ["e"], "outputs": ["t"]})",
-      R"({"name": "x", "dtype": "f32", "shape": [1048576]})", R"("t")");
+      R"({"name": "sq", "op": "Elemwise", "mode": "MUL", "inputs": ["x", "x"], "outputs": ["sq"]},
+         {"name": "sum", "op": "Elemwise", "mode": "ADD", "inputs": ["sq", "y"], "outputs": ["sum"]},
+         {"name": "half", "op": "Elemwise", "mode": "MUL", "inputs": ["sum", "y"], "outputs": ["half"]},
+         {"name": "diff", "op": "Elemwise", "mode": "SUB", "inputs": ["half", "x"], "outputs": ["diff"]},
+         {"name": "out", "op": "Elemwise", "mode": "MUL", "inputs": ["diff", "diff"], "outputs": ["out"]})",
+      R"({"name": "x", "dtype": "f32", "shape": [1048576]},
+         {"name": "y", "dtype": "f32", "shape": [1048576]})",
+      R"("out")");
+}
+
+// A machine whose bandwidth predicts every fused kernel at ~0: whatever an interpreted
+// kernel takes, a compiled one is predicted to save it, so the session asks for a compile.
+MachinePeak compiles_always_pay() {
+  MachinePeak m = this_machine();
+  m.bandwidth_gbps = 1e6;
+  return m;
 }
 
 // Adaptive swaps a region in with its spec interpreted before anything compiles; where a
 // compiled kernel could still save enough, it compiles it in the background, validates it
 // and judges it against the interpreted kernel, keeping the faster.
 TEST(Session, RegionsRunInterpretedBeforeAnyCompileAndCompileWhereItPays) {
-  Fixture f(transcendental_chain());
+  Fixture f(cheap_chain());
   SessionOptions o;
   o.select.min_share = 0;  // any saving over the interpreted kernel is worth a compile
   o.select.expected_iters = int64_t(1) << 40;
-  Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
-  const int r = region_with(s, "s");
+  Session s(f.g, f.backend, *f.env.cache, compiles_always_pay(), o);
+  const int r = region_with(s, "sq");
   ASSERT_GE(r, 0);
   int first_swap = -1;
+  const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; !s.settled(); ++i) {
     f.expect_matches(s.run(views(f.inputs)), s);
-    ASSERT_LT(i, 100000);
+    ASSERT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(240))
+        << "not steady; phase " << phase_name(s.phase());
     if (first_swap < 0 && s.regions()[r].state == RegionState::Swapped) {
       first_swap = i;
       EXPECT_EQ(s.regions()[r].tier, fusion::KernelTier::Interpreted);
@@ -610,7 +623,8 @@ TEST(Session, RegionsRunInterpretedBeforeAnyCompileAndCompileWhereItPays) {
   ASSERT_GE(first_swap, 0) << rec.reason;
   EXPECT_EQ(rec.state, RegionState::Swapped) << rec.reason;
   EXPECT_GT(rec.interpreted_s, 0);
-  EXPECT_EQ(f.env.cache->compiles(), 1);
+  EXPECT_GT(rec.compile_ms, 0);  // compiled afterwards
+  EXPECT_FALSE(rec.cache_hit);
   // Either way the compiled kernel was judged against the interpreted one.
   const bool kept_compiled = rec.tier == fusion::KernelTier::Compiled;
   EXPECT_EQ(rec.tier_reason.rfind(kept_compiled ? "compiled: " : "interpreted: its compiled", 0),
@@ -640,18 +654,17 @@ TEST(Session, InterpretedRegionIsNotCompiledWhereNoCompileCanPay) {
 // A compiled kernel that fails to build leaves its region as it was: interpreted.
 TEST(Session, AFailedCompileLeavesTheRegionInterpreted) {
   ScopedEnv cxx("HOTFUSE_CXX", "/bin/false");
-  Fixture f(transcendental_chain());
+  Fixture f(cheap_chain());
   SessionOptions o;
   o.select.min_share = 0;
   o.select.expected_iters = int64_t(1) << 40;
-  Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
+  Session s(f.g, f.backend, *f.env.cache, compiles_always_pay(), o);
   f.settle(s);
-  const RegionRecord& rec = s.regions()[region_with(s, "s")];
+  const RegionRecord& rec = s.regions()[region_with(s, "sq")];
   EXPECT_EQ(rec.state, RegionState::Swapped) << rec.reason;
   EXPECT_EQ(rec.tier, fusion::KernelTier::Interpreted);
   EXPECT_EQ(rec.tier_reason.rfind("interpreted: ", 0), 0u) << rec.tier_reason;
   EXPECT_NE(rec.tier_reason.find(rec.kernel), std::string::npos) << rec.tier_reason;
-  EXPECT_EQ(s.kernels_now(), 1);
 }
 
 TEST(Session, WrongKernelIsCaughtByValidationAndReverted) {
