@@ -625,13 +625,17 @@ TEST(Session, RegionsRunInterpretedBeforeAnyCompileAndCompileWhereItPays) {
   EXPECT_GT(rec.interpreted_s, 0);
   EXPECT_GT(rec.compile_ms, 0);  // compiled afterwards
   EXPECT_FALSE(rec.cache_hit);
-  // Either way the compiled kernel was judged against the interpreted one.
+  // The compiled kernel was judged against the interpreted one; or, where the interpreted
+  // kernel lost to the ops (under the sanitizers, whose checks slow its many short loops),
+  // the region waited unfused for its compiled kernel, judged against the ops.
+  const bool interpreted_lost = rec.tier_reason.rfind("compiled: interpreted, its kernel", 0) == 0;
   const bool kept_compiled = rec.tier == fusion::KernelTier::Compiled;
   EXPECT_EQ(rec.tier_reason.rfind(kept_compiled ? "compiled: " : "interpreted: its compiled", 0),
             0u)
       << rec.tier_reason;
-  EXPECT_NE(rec.tier_reason.find("against the interpreted kernel's"), std::string::npos)
-      << rec.tier_reason;
+  if (!interpreted_lost)
+    EXPECT_NE(rec.tier_reason.find("against the interpreted kernel's"), std::string::npos)
+        << rec.tier_reason;
 }
 
 // Where no compile can be repaid, the region stays interpreted and nothing compiles.
@@ -661,6 +665,13 @@ TEST(Session, AFailedCompileLeavesTheRegionInterpreted) {
   Session s(f.g, f.backend, *f.env.cache, compiles_always_pay(), o);
   f.settle(s);
   const RegionRecord& rec = s.regions()[region_with(s, "sq")];
+  if (rec.tier_reason.rfind("compiled: interpreted, its kernel", 0) == 0) {
+    // The interpreted kernel lost to the ops (under the sanitizers): the region waited
+    // unfused for its compiled kernel, which failed, so unfused it stays.
+    EXPECT_EQ(rec.state, RegionState::Failed) << rec.reason;
+    EXPECT_NE(rec.reason.find(rec.kernel), std::string::npos) << rec.reason;
+    return;
+  }
   EXPECT_EQ(rec.state, RegionState::Swapped) << rec.reason;
   EXPECT_EQ(rec.tier, fusion::KernelTier::Interpreted);
   EXPECT_EQ(rec.tier_reason.rfind("interpreted: ", 0), 0u) << rec.tier_reason;
