@@ -646,12 +646,18 @@ TEST(Session, InterpretedRegionIsNotCompiledWhereNoCompileCanPay) {
   Session s(f.g, f.backend, *f.env.cache, this_machine(), o);
   f.settle(s);
   const RegionRecord& rec = s.regions()[region_with(s, "hot")];
+  EXPECT_EQ(f.env.cache->compiles(), 0);
+  if (rec.state == RegionState::Reverted) {
+    // The interpreted kernel lost to the ops (under the sanitizers, whose checks slow its
+    // many short loops), and no compile could pay either: unfused.
+    EXPECT_NE(rec.reason.find("not faster"), std::string::npos) << rec.reason;
+    return;
+  }
   EXPECT_EQ(rec.state, RegionState::Swapped) << rec.reason;
   EXPECT_NE(rec.reason.find("interpreted first, nothing to compile"), std::string::npos)
       << rec.reason;
   EXPECT_EQ(rec.tier, fusion::KernelTier::Interpreted);
   EXPECT_EQ(rec.tier_reason.rfind("interpreted, not compiled: ", 0), 0u) << rec.tier_reason;
-  EXPECT_EQ(f.env.cache->compiles(), 0);
   EXPECT_LT(s.kernels_now(), s.kernels_before());
 }
 
