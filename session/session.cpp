@@ -1233,10 +1233,13 @@ void Session::end_reprofiling() {
                                std::to_string(rec.reprofiled_pairs) + " iterations)"
                          : "");
       reverted = true;
-      RegionCandidate compiled = rec.candidate;
-      compiled.interpreted = false;
-      const Selection pays = select_region(compiled, share_of_s_, machine_, options_.select);
-      if (rec.tier == fusion::KernelTier::Interpreted && pays.selected) {
+      // Whether a compile pays by the rule that selected the region, now counting it.
+      auto compile_pays = [&] {
+        RegionCandidate compiled = rec.candidate;
+        compiled.interpreted = false;
+        return select_region(compiled, share_of_s_, machine_, options_.select).selected;
+      };
+      if (rec.tier == fusion::KernelTier::Interpreted && compile_pays()) {
         // The interpreter's passes through L1 may cost more than the ops save (short rows,
         // cheap ops), where a compiled kernel keeps the values in registers: the region
         // runs unfused until its compiled kernel is ready, if a compile pays by the rule
