@@ -459,15 +459,18 @@ double FusedRegion::flops(const std::vector<ValueType>&) const {
   return kernel.flops;
 }
 
-std::shared_ptr<const FusedSignature> make_signature(const RegionKernel& k, KernelTier tier) {
+std::shared_ptr<const FusedSignature> make_signature(const RegionKernel& k, KernelTier tier,
+                                                     int blocks) {
   auto sig = std::make_shared<FusedRegion>();
   sig->kernel = k;
   sig->tier = tier;
+  sig->blocks = blocks;
   return sig;
 }
 
 RegionGraph region_graph(const Graph& g, const Region& r, bool fused,
-                         const std::map<ValueId, Shape>& input_shapes, KernelTier tier) {
+                         const std::map<ValueId, Shape>& input_shapes, KernelTier tier,
+                         int blocks) {
   const RegionKernel k = build_region_kernel(g, r);
   RegionGraph out;
   out.graph.name = g.name + ": region";
@@ -507,12 +510,12 @@ RegionGraph region_graph(const Graph& g, const Region& r, bool fused,
     for (NodeId& n : mapped.nodes) n = node_to_sub.at(n);
     if (r.reduce) mapped.reduce = node_to_sub.at(*r.reduce);
     if (r.heavy) mapped.heavy = node_to_sub.at(*r.heavy);
-    fuse_region(out.graph, mapped, tier);
+    fuse_region(out.graph, mapped, tier, blocks);
   }
   return out;
 }
 
-NodeId fuse_region(Graph& g, const Region& r, KernelTier tier) {
+NodeId fuse_region(Graph& g, const Region& r, KernelTier tier, int blocks) {
   RegionKernel k = build_region_kernel(g, r);
   Node n;
   NodeId root = r.reduce ? *r.reduce : r.nodes.back();
@@ -522,7 +525,7 @@ NodeId fuse_region(Graph& g, const Region& r, KernelTier tier) {
     n.name = "fused_" + g.node(*r.heavy).name;
     n.payload = k.epilogue;
   } else {
-    n.payload = make_signature(k, tier);
+    n.payload = make_signature(k, tier, blocks);
   }
   NodeId id = g.replace_nodes(k.nodes, std::move(n));
   if (g.node(id).inputs != k.live_ins || g.node(id).outputs != k.outputs)

@@ -62,14 +62,15 @@ enum class KernelTier : unsigned char { Compiled, Interpreted };
 // `g` (same spec, so the same compiled code); otherwise the region's own nodes.
 // `input_shapes` gives some live-ins another shape (the session's checks in parts, e.g.
 // a MatMul epilogue on a block of its rows); the region's values follow by shape inference,
-// which throws hf::Error where they do not fit.
+// which throws hf::Error where they do not fit. `blocks` (a generated kernel's region,
+// `fused`): its Fused node computes one block of rows per run (FusedRegion::blocks).
 struct RegionGraph {
   Graph graph;
   std::vector<ValueId> inputs;
 };
 RegionGraph region_graph(const Graph& g, const Region& r, bool fused,
                          const std::map<ValueId, Shape>& input_shapes = {},
-                         KernelTier tier = KernelTier::Compiled);
+                         KernelTier tier = KernelTier::Compiled, int blocks = 1);
 
 // Throws hf::Error naming the node if the region is not one detect_regions could return
 // (a view of a value computed inside, a Reduce that is not last, ...). An epilogue region
@@ -88,16 +89,23 @@ void fill_input_strides(const RegionKernel& k, size_t input, const Shape& iterat
 struct FusedRegion : FusedSignature {
   RegionKernel kernel;
   KernelTier tier = KernelTier::Compiled;
+  // More than 1 in a session's check only (region_graph): a host kernel made from this
+  // node computes one block of its rows per run, block k on its k-th run (modulo `blocks`;
+  // kernel_blocks.h), and leaves the rest of its outputs as they were.
+  int blocks = 1;
   std::vector<ValueType> output_types(const std::vector<ValueType>& inputs) const override;
   double flops(const std::vector<ValueType>& inputs) const override;
   const std::vector<NodeId>& replaced_nodes() const override { return kernel.nodes; }
 };
 std::shared_ptr<const FusedSignature> make_signature(const RegionKernel& k,
-                                                     KernelTier tier = KernelTier::Compiled);
+                                                     KernelTier tier = KernelTier::Compiled,
+                                                     int blocks = 1);
 
 // Replaces the region's nodes in `g` by one Fused node carrying make_signature's payload
 // and named after the region's root; returns its id. Regions from one detect_regions call
-// can be fused one after another in any order. `tier` does not apply to epilogue regions.
-NodeId fuse_region(Graph& g, const Region& r, KernelTier tier = KernelTier::Compiled);
+// can be fused one after another in any order. `tier` and `blocks` (FusedRegion's) do not
+// apply to epilogue regions.
+NodeId fuse_region(Graph& g, const Region& r, KernelTier tier = KernelTier::Compiled,
+                   int blocks = 1);
 
 }  // namespace hf::fusion

@@ -11,8 +11,9 @@
 // same shape, every axis outside it of one element, so that a block is a contiguous run of
 // elements). A live-in that has that axis too is cut the same way; one that broadcasts
 // along it (or a MatMul's right operand, when the axis is the MatMul's rows) is read whole.
-// Only epilogue regions are split (a library call with its elementwise ops, which takes
-// any row count: a compiled kernel is made for one shape), and only when each of their ops
+// Only epilogue regions are split here (a library call with its elementwise ops, which takes
+// any row count: a compiled kernel is made for one shape, and is checked a block of its
+// launch range per run instead, fusion/kernel_blocks.h), and only when each of their ops
 // computes a row from the same rows of its operands: Elemwise, PowC, TypeCvt and MatMul
 // (rows or batch, never its columns); a view, a Reduce or anything else keeps the check whole.
 #pragma once

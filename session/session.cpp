@@ -8,6 +8,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "fusion/kernel_blocks.h"
 #include "fusion/spec_interpreter.h"
 #include "fusion/static_patterns.h"
 #include "profiler/step_times.h"
@@ -102,9 +103,14 @@ struct Session::RegionCheck {
   int region = -1;
   std::unique_ptr<fusion::RegionGraph> sub;  // on the heap: `exec` refers to its graph
   std::unique_ptr<Executor> exec;
-  // check_parts.h: the kernel runs on block `part` of `parts` (of its rows), and is
-  // compared there, one block after another; `sub`'s inputs of a block's shape are cut.
+  // The kernel runs on block `part` of `parts` (of its rows), and is compared there, one
+  // block after another (cut_check): an epilogue's `sub` has inputs and live-outs of a
+  // block's shape (check_parts.h), a generated kernel's computes a block per run
+  // (FusedRegion::blocks) into live-outs of the whole shape.
   int parts = 1, part = 0;
+  // Reads graph inputs and runs in parts: block k runs right after the k-th observed
+  // iteration, on its inputs (the caller's may change between iterations).
+  bool per_observation = false;
   bool ran = false;                 // on the current block
   std::span<const TensorView> got;  // the kernel's live-outs, once it ran
   size_t output = 0;                // the live-out being compared
@@ -658,30 +664,57 @@ void Session::prepare_validation() {
       c.sub = std::make_unique<fusion::RegionGraph>(fusion::region_graph(
           graph_, detection_.regions[r], /*fused=*/true, {}, admitted_tier(r)));
       // A kernel that reads graph inputs runs right after the observed iteration: its plan
-      // is made now. The others' are made one at a time when their turn comes.
-      if (reads_graph_input(c))
+      // is made now. The others' are made one at a time when their turn comes. One of the
+      // former per round may run in parts, a part per observed iteration (the last check
+      // of the round, so that the others are done before the iteration is observed again).
+      if (reads_graph_input(c)) {
+        if (std::none_of(v->checks.begin(), v->checks.end(),
+                         [](const RegionCheck& o) { return o.per_observation; })) {
+          cut_check(c);
+          c.per_observation = c.parts > 1;
+        }
         c.exec = std::make_unique<Executor>(c.sub->graph, *fusing_);
-      else
+      } else {
         cut_check(c);
+      }
     } catch (const Error& e) {
       fail_validation(r, std::string("its kernel could not run alone: ") + e.what());
       continue;
     }
     v->checks.push_back(std::move(c));
   }
+  std::stable_partition(v->checks.begin(), v->checks.end(),
+                        [](const RegionCheck& c) { return !c.per_observation; });
   if (!v->checks.empty()) validation_ = std::move(v);
 }
 
 // Where a check's run would take more than half a slice of background work, it runs in
-// blocks of rows that take about that (check_parts.h), if the region can be cut so.
+// blocks of rows that take about that: an epilogue's region cut into blocks
+// (check_parts.h), if it can be cut so; a generated host kernel a block per run
+// (FusedRegion::blocks). A device kernel's check is one launch: it stays whole.
 void Session::cut_check(RegionCheck& c) {
   const double budget_s = background_budget_s();
   if (!std::isfinite(budget_s) || budget_s <= 0) return;  // someone waits: run it whole
   const double half_slice_s = 0.5 * std::max(budget_s, kMinSliceS);
-  const double run_s = regions_[c.region].candidate.heavy_s;  // 0 but for epilogues
+  const RegionRecord& rec = regions_[c.region];
+  const fusion::RegionKernel& k = kernels_[c.region];
+  // A generated kernel runs faster than its ops where it pays (or it is reverted anyway);
+  // a compiled one is checked after its interpreted one ran.
+  const double run_s = k.epilogue              ? rec.candidate.heavy_s
+                       : rec.interpreted_s > 0 ? rec.interpreted_s
+                                               : rec.candidate.unfused_s;
   if (run_s <= half_slice_s) return;
   const double wanted = std::min(std::ceil(run_s / half_slice_s), 1e6);
-  const CheckParts split = check_parts(graph_, kernels_[c.region], static_cast<int>(wanted));
+  if (!k.epilogue) {
+    const int64_t rows = fusion::kernel_rows(k.spec, k.iteration_shape);
+    const int parts = static_cast<int>(std::min<double>(wanted, static_cast<double>(rows)));
+    if (!target_.host_memory || parts < 2) return;
+    c.sub = std::make_unique<fusion::RegionGraph>(fusion::region_graph(
+        graph_, detection_.regions[c.region], /*fused=*/true, {}, admitted_tier(c.region), parts));
+    c.parts = parts;
+    return;
+  }
+  const CheckParts split = check_parts(graph_, k, static_cast<int>(wanted));
   if (split.parts < 2) return;
   try {
     auto blocks = std::make_unique<fusion::RegionGraph>(
@@ -777,12 +810,25 @@ void Session::run_check(RegionCheck& c, std::span<const TensorView> inputs) {
 }
 
 // Right after the observed iteration, while the caller's inputs are still that iteration's
-// (they change every iteration in a training loop): the kernels that read graph inputs.
+// (they change every iteration in a training loop): the kernels that read graph inputs
+// (after an iteration observed again for a check in parts, that check's next block).
 // Copying the inputs instead would cost as much, in fresh memory.
 void Session::run_input_checks(std::span<const TensorView> inputs) {
   validation_->inputs_read = true;
   for (RegionCheck& c : validation_->checks)
-    if (reads_graph_input(c)) run_check(c, inputs);
+    if (reads_graph_input(c) && !c.ran && c.failure.empty()) run_check(c, inputs);
+}
+
+// Where block `c.part`'s elements of a live-out are: in the unfused one (`want`), in the
+// check's (`got`), and how many.
+Session::BlockSpan Session::block_span(const RegionCheck& c, const TensorView& want,
+                                       const TensorView& got) const {
+  const int64_t n = got.numel();
+  if (n != want.numel()) return {c.part * n, 0, n};  // a cut epilogue's block of rows
+  if (c.parts == 1) return {0, 0, n};
+  const fusion::RegionKernel& k = kernels_[c.region];
+  const fusion::KernelBlock b = fusion::kernel_block(k.spec, k.iteration_shape, c.part, c.parts);
+  return {b.first(n), b.first(n), b.count(n)};
 }
 
 // One check after another until `deadline`: its kernel alone on the kept live-ins, if it
@@ -800,6 +846,11 @@ void Session::advance_validation(Clock::time_point deadline) {
       ++c.part;  // the next block of rows: run, then compared
       c.output = 0;
       c.ran = false;
+      if (c.per_observation) {  // on the next observed iteration's inputs
+        v.observed_at = -1;
+        v.inputs_read = false;
+        return;
+      }
     }
     if (!c.failure.empty() || c.output >= outs.size()) {
       c.got = {};
@@ -820,16 +871,16 @@ void Session::advance_validation(Clock::time_point deadline) {
     }
     const TensorView& want = observed.observed(outs[c.output]);
     const TensorView& got = c.got[c.output];
-    const int64_t n = got.numel();     // the block's (all of it when run whole)
-    const int64_t first = c.part * n;  // where the block starts in the live-out
+    const BlockSpan block = block_span(c, want, got);
+    const int64_t n = block.n;
     // Slices of the live-out, whatever the blocks: a heavy epilogue's tolerance is scaled
     // by its slice's largest unfused magnitude, the same with blocks as without.
-    const int64_t at = first + c.compared;
+    const int64_t at = block.want_at + c.compared;
     const int64_t slice = at / kSliceElements * kSliceElements;
     const int64_t len = std::min({kSliceElements, n - c.compared, slice + kSliceElements - at});
     HostTensor e_host, a_host, s_host;  // downloaded when the plans hold device memory
     const TensorView e = readable_slice(want, at, len, e_host);
-    const TensorView a = readable_slice(got, c.compared, len, a_host);
+    const TensorView a = readable_slice(got, block.got_at + c.compared, len, a_host);
     Tolerance tol = fused_tolerance(e.dtype);
     if (kernels_[c.region].epilogue) {
       const int64_t slice_len = std::min(kSliceElements, want.numel() - slice);

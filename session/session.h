@@ -298,6 +298,11 @@ class Session {
   std::vector<ValueId> observed_values(int region) const;
   void cut_check(struct RegionCheck& c);
   bool reads_graph_input(const struct RegionCheck& c) const;
+  struct BlockSpan {
+    int64_t want_at = 0, got_at = 0, n = 0;
+  };
+  BlockSpan block_span(const struct RegionCheck& c, const TensorView& want,
+                       const TensorView& got) const;
   bool build_check(struct RegionCheck& c);
   void run_check(struct RegionCheck& c, std::span<const TensorView> inputs);
   void run_input_checks(std::span<const TensorView> inputs);

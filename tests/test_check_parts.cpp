@@ -1,7 +1,9 @@
 // A region's check in blocks of rows (session/check_parts.h): which regions are cut, along
 // which axis and into how many blocks; that the blocks run on their rows of the live-ins
 // give the whole run's live-outs; and that a session whose check would take more than its
-// slice validates the epilogue in blocks and keeps it.
+// slice validates the epilogue in blocks and keeps it. A generated kernel a block at a time
+// (fusion/kernel_blocks.h): the blocks cover every row once, and a kernel run a block per
+// run writes only its block and gives the whole run's live-outs, compiled and interpreted.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -9,13 +11,16 @@
 #include <string>
 
 #include "fusion/detect.h"
+#include "fusion/kernel_blocks.h"
 #include "fusion/region_spec.h"
+#include "fusion/spec_interpreter.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/exec/compare.h"
 #include "runtime/exec/executor.h"
 #include "runtime/io/random_inputs.h"
 #include "runtime/ir/error.h"
 #include "session/check_parts.h"
+#include "session/fusing_backend.h"
 #include "session/session.h"
 #include "tests/support/fixed_machine.h"
 #include "tests/support/graph_text.h"
@@ -166,6 +171,129 @@ TEST(CheckParts, ASessionValidatesALongEpilogueInBlocksOfRows) {
   const RegionRecord& rec = s.regions()[epilogue];
   EXPECT_EQ(rec.validation.rfind("passed", 0), 0u) << rec.validation;
   EXPECT_NE(rec.validation.find("blocks of rows"), std::string::npos) << rec.validation;
+}
+
+// ---- a generated kernel a block at a time ---------------------------------------------
+
+// One region of each launch kind, with 7 rows (a prime: blocks of unequal size): flat
+// elements; a trailing reduce's rows, with a full-shape live-out beside the reduced one; a
+// multi-stage row kernel's rows (softmax).
+struct KernelCase {
+  const char* name;
+  Graph g;
+};
+std::vector<KernelCase> kernel_cases() {
+  const std::string x = R"({"name": "x", "dtype": "f32", "shape": [7, 37]})";
+  std::vector<KernelCase> cases;
+  cases.push_back({"flat", graph_text(x, R"(
+    {"name": "e", "op": "Elemwise", "mode": "EXP", "inputs": ["x"]},
+    {"name": "y", "op": "Elemwise", "mode": "MUL", "inputs": ["e:0", "x"]})",
+                                      R"("y:0")")});
+  cases.push_back({"reduce", graph_text(x, R"(
+    {"name": "e", "op": "Elemwise", "mode": "EXP", "inputs": ["x"]},
+    {"name": "t", "op": "Elemwise", "mode": "MUL", "inputs": ["e:0", "x"]},
+    {"name": "s", "op": "Reduce", "attrs": {"mode": "SUM", "axes": [-1]}, "inputs": ["t:0"]})",
+                                        R"("s:0", "t:0")")});
+  cases.push_back({"row stages", graph_text(x, R"(
+    {"name": "m", "op": "Reduce", "attrs": {"mode": "MAX", "axes": [-1]}, "inputs": ["x"]},
+    {"name": "d", "op": "Elemwise", "mode": "SUB", "inputs": ["x", "m:0"]},
+    {"name": "e", "op": "Elemwise", "mode": "EXP", "inputs": ["d:0"]},
+    {"name": "s", "op": "Reduce", "attrs": {"mode": "SUM", "axes": [-1]}, "inputs": ["e:0"]},
+    {"name": "y", "op": "Elemwise", "mode": "TRUE_DIV", "inputs": ["e:0", "s:0"]})",
+                                            R"("y:0")")});
+  return cases;
+}
+
+const fusion::Region& only_region(const Graph& g, const fusion::Detection& d) {
+  if (d.regions.size() != 1) throw Error("expected one region");
+  return d.regions[0];
+}
+
+TEST(KernelBlocks, BlocksCoverEveryRowOnceInOrder) {
+  for (const KernelCase& c : kernel_cases()) {
+    SCOPED_TRACE(c.name);
+    const fusion::Detection d = fusion::detect_regions(c.g);
+    const fusion::RegionKernel k = fusion::build_region_kernel(c.g, only_region(c.g, d));
+    const std::string kind = k.spec.row_stages() ? "row stages" : k.spec.reduce ? "reduce" : "flat";
+    ASSERT_EQ(kind, c.name);
+    const int64_t rows = fusion::kernel_rows(k.spec, k.iteration_shape);
+    EXPECT_EQ(rows, kind == "flat" ? 7 * 37 : 7);
+    const int64_t launch = kind == "reduce" ? 7 : 7 * 37;  // kernel_abi.h's range
+    for (int blocks : {1, 2, 3, 6, 7}) {
+      int64_t row = 0, at = 0;
+      std::vector<int64_t> elements(k.outputs.size(), 0);
+      for (int b = 0; b < blocks; ++b) {
+        const fusion::KernelBlock kb = fusion::kernel_block(k.spec, k.iteration_shape, b, blocks);
+        EXPECT_EQ(kb.rows, rows);
+        EXPECT_EQ(kb.first_row, row) << blocks << " blocks, block " << b;
+        EXPECT_GT(kb.end_row, kb.first_row) << blocks << " blocks, block " << b;
+        EXPECT_EQ(kb.launch_begin, at) << blocks << " blocks, block " << b;
+        for (size_t o = 0; o < k.outputs.size(); ++o) {
+          const int64_t n = numel(c.g.value(k.outputs[o]).shape);
+          EXPECT_EQ(kb.first(n), elements[o]) << "output " << o;
+          elements[o] += kb.count(n);
+        }
+        row = kb.end_row;
+        at = kb.launch_end;
+      }
+      EXPECT_EQ(row, rows);
+      EXPECT_EQ(at, launch);
+      for (size_t o = 0; o < k.outputs.size(); ++o)
+        EXPECT_EQ(elements[o], numel(c.g.value(k.outputs[o]).shape)) << "output " << o;
+    }
+  }
+}
+
+// Run k of a check's kernel (FusedRegion::blocks) computes block k: its elements are the
+// whole run's, bit for bit (the same code on the same rows), and nothing outside it is
+// written (the rest is left as a marker put there before the run).
+TEST(KernelBlocks, AKernelRunABlockAtATimeWritesOnlyItsBlockAndGivesTheWholeRunsLiveOuts) {
+  JitEnv env;
+  cpu::ThreadPool pool(2);
+  cpu::CpuBackend backend(&pool);
+  FusingCpuBackend fusing(backend, *env.cache);
+  constexpr int kBlocks = 3;
+  for (const KernelCase& c : kernel_cases()) {
+    const fusion::Detection d = fusion::detect_regions(c.g);
+    const fusion::Region& r = only_region(c.g, d);
+    const fusion::RegionKernel k = fusion::build_region_kernel(c.g, r);
+    ASSERT_TRUE(env.cache->ensure(k.spec, c.name).ok) << c.name;
+    const std::vector<HostTensor> in = random_inputs(c.g, 7);
+    for (fusion::KernelTier tier :
+         {fusion::KernelTier::Compiled, fusion::KernelTier::Interpreted}) {
+      SCOPED_TRACE(std::string(c.name) +
+                   (tier == fusion::KernelTier::Compiled ? ", compiled" : ", interpreted"));
+      const fusion::RegionGraph whole = fusion::region_graph(c.g, r, /*fused=*/true, {}, tier);
+      const fusion::RegionGraph blocks =
+          fusion::region_graph(c.g, r, /*fused=*/true, {}, tier, kBlocks);
+      Executor all(whole.graph, fusing), part(blocks.graph, fusing);
+      const std::vector<HostTensor> want = copies(all.run(views(in)));
+      for (int b = 0; b < kBlocks; ++b) {
+        if (b > 0) {  // marks every output element; the next run must change only its block
+          for (size_t o = 0; o < want.size(); ++o) {
+            const TensorView& out = part.plan().output(o);
+            std::fill_n(static_cast<float*>(out.data), out.numel(), -7.0f);
+          }
+        }
+        std::span<const TensorView> got = part.run(views(in));
+        const fusion::KernelBlock kb = fusion::kernel_block(k.spec, k.iteration_shape, b, kBlocks);
+        for (size_t o = 0; o < got.size(); ++o) {
+          const float* g = static_cast<const float*>(got[o].data);
+          const float* w = want[o].view().as<float>();
+          const int64_t n = got[o].numel(), first = kb.first(n), end = first + kb.count(n);
+          for (int64_t i = 0; i < n; ++i) {
+            if (i >= first && i < end) {
+              ASSERT_EQ(std::memcmp(g + i, w + i, sizeof(float)), 0)
+                  << "block " << b << " output " << o << " element " << i << ": " << g[i] << " vs "
+                  << w[i];
+            } else if (b > 0) {
+              ASSERT_EQ(g[i], -7.0f) << "block " << b << " wrote output " << o << " element " << i;
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

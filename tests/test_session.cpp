@@ -794,6 +794,62 @@ TEST(Session, ValidationRunsTheKernelOnTheObservedIterationsInputs) {
   EXPECT_EQ(r.reason.find("differs"), std::string::npos) << r.reason;
 }
 
+// A kernel that reads graph inputs and takes longer than half an iteration's share of
+// background work is checked a block of rows at a time, each block right after an observed
+// iteration and on that iteration's inputs (new every iteration here): no validating
+// iteration runs the whole kernel beside the unfused ops. It passes, every iteration's
+// results match the unfused graph's, and a kernel wrong in its last element only is caught.
+TEST(Session, ALongKernelThatReadsInputsIsCheckedABlockPerObservedIteration) {
+  constexpr int64_t kN = int64_t(1) << 20;
+  for (bool wrong : {false, true}) {
+    SCOPED_TRACE(wrong ? "wrong in its last element" : "right");
+    // The region is the whole iteration, so its check would take several slices of 15% of
+    // one on any machine.
+    Fixture f(parse(
+        R"({"name": "sq", "op": "Elemwise", "mode": "MUL", "inputs": ["x", "x"], "outputs": ["sq"]},
+           {"name": "sum", "op": "Elemwise", "mode": "ADD", "inputs": ["sq", "y"], "outputs": ["sum"]},
+           {"name": "hot", "op": "Elemwise", "mode": "SUB", "inputs": ["sum", "x"], "outputs": ["hot"]})",
+        R"({"name": "x", "dtype": "f32", "shape": [1048576]},
+           {"name": "y", "dtype": "f32", "shape": [1048576]})",
+        R"("hot")"));
+    SessionOptions o;
+    o.warmup_min_s = 0;
+    o.after_fused_run = [&](int, std::span<const TensorView> out) {
+      if (wrong) static_cast<float*>(out[0].data)[kN - 1] += 1.0f;
+    };
+    MachinePeak machine = this_machine();
+    machine.bandwidth_gbps = 1e6;  // the region is always selected
+    Session s(f.g, f.backend, *f.env.cache, machine, o);
+    Executor unfused(f.g, f.backend);
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; !s.settled() || i < 4; ++i) {
+      f.inputs[0].view().as<float>()[kN - 1 - i % 7] = 0.001f * static_cast<float>(i);
+      const std::vector<HostTensor> want = copies(unfused.run(views(f.inputs)));
+      std::span<const TensorView> got = s.run(views(f.inputs));
+      ASSERT_EQ(compare(want[0].view(), got[0], fused_tolerance(got[0].dtype)).index, -1)
+          << "iteration " << i << " (" << phase_name(s.iterations().back().phase) << ")";
+      ASSERT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(300))
+          << phase_name(s.phase());
+    }
+    const RegionRecord& r = s.regions()[region_with(s, "hot")];
+    int validating = 0;
+    for (const IterationRecord& it : s.iterations()) validating += it.phase == Phase::Validating;
+    if (wrong) {
+      EXPECT_EQ(r.state, RegionState::Reverted) << r.reason;
+      EXPECT_NE(r.reason.find("element " + std::to_string(kN - 1)), std::string::npos) << r.reason;
+      EXPECT_EQ(s.kernels_now(), s.kernels_before());
+      continue;
+    }
+    EXPECT_EQ(r.state, RegionState::Swapped) << r.reason;
+    ASSERT_EQ(r.validation.rfind("passed", 0), 0u) << r.validation;
+    const size_t in = r.validation.find("run in ");
+    ASSERT_NE(in, std::string::npos) << r.validation;
+    const int blocks = std::stoi(r.validation.substr(in + 7));
+    EXPECT_GE(blocks, 2) << r.validation;
+    EXPECT_GE(validating, blocks) << "one observed iteration per block";
+  }
+}
+
 // A hook that makes region `hot`'s fused kernel at least four times as slow as the ops it
 // replaced took when profiled, however fast this machine is; `hot` and `session` are read
 // when it runs. Four, not two: adaptive judges the kernel against those ops re-timed in turn
