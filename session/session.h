@@ -82,7 +82,8 @@ struct SessionOptions {
   bool sync_compile = false;  // wait for compiles (deterministic tests and benchmarks; `all`)
   // Without sync_compile, what an iteration may spend on fusion besides its own work, as a
   // share of the unfused iteration's median: preparing plans, validating kernels, and the
-  // time a background compiler gets the cores (it is stopped while iterations run). Short
+  // time a background compiler gets the cores (it is stopped while iterations run). A fused
+  // plan faster than the unfused median adds what it saved (background_share.h). Short
   // iterations bank it until it makes a slice worth stopping for.
   double background_share = 0.15;
   SelectionOptions select;

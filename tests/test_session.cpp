@@ -16,6 +16,7 @@
 #include "runtime/exec/executor.h"
 #include "runtime/io/graph_json.h"
 #include "runtime/io/random_inputs.h"
+#include "session/background_share.h"
 #include "session/compile_worker.h"
 #include "session/page_faulter.h"
 #include "session/phase_stats.h"
@@ -330,6 +331,21 @@ TEST(PhaseStats, MedianNearestRankP90MaxAndTheStallRatioPerPhase) {
   for (IterationRecord& it : its)
     if (it.phase == Phase::Profiling) it.phase = Phase::Warmup;
   for (const PhaseStats& p : phase_stats(its)) EXPECT_EQ(p.max_over_unfused, 0);  // no base
+}
+
+// The background's credit per iteration: the share of the unfused median, plus what the
+// plan in use saved against it, less the inline work; an iteration of a plan no slower than
+// the unfused median then ends at (1 + share) of it, never later.
+TEST(BackgroundShare, AFasterPlanGivesWhatItSavedAndNoMore) {
+  const double unfused = 10e-3, share = 0.15;
+  EXPECT_DOUBLE_EQ(background_credit_s(share, unfused, unfused, 0), 1.5e-3);
+  EXPECT_DOUBLE_EQ(background_credit_s(share, unfused, 6e-3, 0), 5.5e-3);
+  EXPECT_DOUBLE_EQ(background_credit_s(share, unfused, 12e-3, 0), 1.5e-3);  // slower: the share
+  EXPECT_DOUBLE_EQ(background_credit_s(share, unfused, 6e-3, 1e-3), 4.5e-3);
+  for (double plan : {1e-3, 4e-3, 9.9e-3, 10e-3})
+    for (double inline_s : {0.0, 0.5e-3, 2e-3})
+      EXPECT_NEAR(plan + inline_s + background_credit_s(share, unfused, plan, inline_s),
+                  (1 + share) * unfused, 1e-12);
 }
 
 // ---- the session -------------------------------------------------------------------------
