@@ -764,18 +764,25 @@ TEST(Session, ValidationComparesEveryLiveOutWithTheFusedTolerance) {
   }
 }
 
+// x * x + y - x over `n` elements: one region, "hot", that reads both graph inputs.
+Graph square_plus_minus(int64_t n) {
+  const std::string shape = "[" + std::to_string(n) + "]";
+  return parse(
+      R"({"name": "sq", "op": "Elemwise", "mode": "MUL", "inputs": ["x", "x"], "outputs": ["sq"]},
+         {"name": "sum", "op": "Elemwise", "mode": "ADD", "inputs": ["sq", "y"], "outputs": ["sum"]},
+         {"name": "hot", "op": "Elemwise", "mode": "SUB", "inputs": ["sum", "x"], "outputs": ["hot"]})",
+      R"({"name": "x", "dtype": "f32", "shape": )" + shape + R"(},
+         {"name": "y", "dtype": "f32", "shape": )" +
+          shape + "}",
+      R"("hot")");
+}
+
 // A training loop feeds new inputs every iteration. A kernel is validated on the inputs of
 // the iteration whose unfused live-outs it is compared with, though it runs in a later
 // iteration's share (short iterations bank their share for many iterations): here every
 // iteration's x differs, so a kernel run on a later x would fail validation.
 TEST(Session, ValidationRunsTheKernelOnTheObservedIterationsInputs) {
-  Fixture f(parse(
-      R"({"name": "sq", "op": "Elemwise", "mode": "MUL", "inputs": ["x", "x"], "outputs": ["sq"]},
-         {"name": "sum", "op": "Elemwise", "mode": "ADD", "inputs": ["sq", "y"], "outputs": ["sum"]},
-         {"name": "hot", "op": "Elemwise", "mode": "SUB", "inputs": ["sum", "x"], "outputs": ["hot"]})",
-      R"({"name": "x", "dtype": "f32", "shape": [4096]},
-         {"name": "y", "dtype": "f32", "shape": [4096]})",
-      R"("hot")"));
+  Fixture f(square_plus_minus(4096));
   SessionOptions o;
   o.warmup_min_s = 0;
   o.select.min_share = 0;  // a tiny graph: fuse it anyway
@@ -821,13 +828,7 @@ TEST(Session, ALongKernelThatReadsInputsIsCheckedABlockPerObservedIteration) {
     SCOPED_TRACE(wrong ? "wrong in its last element" : "right");
     // The region is the whole iteration, so its check would take several slices of 15% of
     // one on any machine.
-    Fixture f(parse(
-        R"({"name": "sq", "op": "Elemwise", "mode": "MUL", "inputs": ["x", "x"], "outputs": ["sq"]},
-           {"name": "sum", "op": "Elemwise", "mode": "ADD", "inputs": ["sq", "y"], "outputs": ["sum"]},
-           {"name": "hot", "op": "Elemwise", "mode": "SUB", "inputs": ["sum", "x"], "outputs": ["hot"]})",
-        R"({"name": "x", "dtype": "f32", "shape": [1048576]},
-           {"name": "y", "dtype": "f32", "shape": [1048576]})",
-        R"("hot")"));
+    Fixture f(square_plus_minus(kN));
     SessionOptions o;
     o.warmup_min_s = 0;
     o.after_fused_run = [&](int, std::span<const TensorView> out) {
