@@ -3,7 +3,7 @@
 // saved against that median in this iteration, less what the iteration already did inline
 // for fusion (swapping a plan in, ending a phase). A fused plan that runs faster than the
 // unfused graph gives the difference to the compilers that make it faster still, and an
-// iteration never takes more than (1 + share) of the unfused median for fusion's sake.
+// iteration plans no more than (1 + share) of the unfused median for fusion's sake.
 // docs/adaptive.md, "Never stall".
 #pragma once
 #include <algorithm>
