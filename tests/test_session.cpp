@@ -369,8 +369,10 @@ struct Fixture {
     Executor unfused(g, backend);
     want = copies(unfused.run(views(inputs)));
   }
-  // Runs until steady (or the time limit), checking every iteration's outputs.
-  void settle(Session& s, double seconds = 120) {
+  // Runs until steady (or the time limit), checking every iteration's outputs. The limit
+  // stands for a hang: under ThreadSanitizer an iteration of the 2^22-element graphs takes
+  // about half a second, and a check in blocks takes an observed iteration per block.
+  void settle(Session& s, double seconds = 300) {
     auto t0 = std::chrono::steady_clock::now();
     while (!s.settled()) {
       expect_matches(s.run(views(inputs)), s);
