@@ -515,9 +515,8 @@ void Session::background_work(std::span<const TensorView> inputs, Clock::time_po
     run_input_checks(inputs);
   // What this iteration already did besides running its plan (swapping, ending a phase,
   // judging, collecting compiles: the iteration that ends profiling selects the regions
-  // inline) came out of the same share.
-  // A fused plan faster than the unfused median gives what it saved as well
-  // (background_share.h).
+  // inline) came out of the same share; a fused plan faster than the unfused median gives
+  // what it saved as well (background_share.h).
   if (!waited) {
     const Clock::duration inline_work = Clock::now() - iteration_start - own_work;
     credit_s_ += background_credit_s(options_.background_share, unfused_ms_ * 1e-3,
@@ -666,22 +665,17 @@ void Session::prepare_validation() {
     RegionCheck c;
     c.region = r;
     try {
-      c.sub = std::make_unique<fusion::RegionGraph>(fusion::region_graph(
-          graph_, detection_.regions[r], /*fused=*/true, {}, admitted_tier(r)));
       // A kernel that reads graph inputs runs right after the observed iteration: its plan
       // is made now. The others' are made one at a time when their turn comes. One of the
       // former per round may run in parts, a part per observed iteration (the last check
       // of the round, so that the others are done before the iteration is observed again).
-      if (reads_graph_input(c)) {
-        if (std::none_of(v->checks.begin(), v->checks.end(),
-                         [](const RegionCheck& o) { return o.per_observation; })) {
-          cut_check(c);
-          c.per_observation = c.parts > 1;
-        }
-        c.exec = std::make_unique<Executor>(c.sub->graph, *fusing_);
-      } else {
-        cut_check(c);
-      }
+      const bool input = reads_graph_input(r);
+      const bool may_cut =
+          !input || std::none_of(v->checks.begin(), v->checks.end(),
+                                 [](const RegionCheck& o) { return o.per_observation; });
+      cut_check(c, may_cut ? check_blocks_wanted(r) : 1);
+      c.per_observation = input && c.parts > 1;
+      if (input) c.exec = std::make_unique<Executor>(c.sub->graph, *fusing_);
     } catch (const Error& e) {
       fail_validation(r, std::string("its kernel could not run alone: ") + e.what());
       continue;
@@ -693,43 +687,46 @@ void Session::prepare_validation() {
   if (!v->checks.empty()) validation_ = std::move(v);
 }
 
-// Where a check's run would take more than half a slice of background work, it runs in
-// blocks of rows that take about that: an epilogue's region cut into blocks
-// (check_parts.h), if it can be cut so; a generated host kernel a block per run
-// (FusedRegion::blocks). A device kernel's check is one launch: it stays whole.
-void Session::cut_check(RegionCheck& c) {
+// Into how many blocks a check's run should be cut to take about half a slice of
+// background work each; 1 where someone waits for the fusion (no slices).
+int Session::check_blocks_wanted(int r) const {
   const double budget_s = background_budget_s();
-  if (!std::isfinite(budget_s) || budget_s <= 0) return;  // someone waits: run it whole
+  if (!std::isfinite(budget_s) || budget_s <= 0) return 1;
   const double half_slice_s = 0.5 * std::max(budget_s, kMinSliceS);
-  const RegionRecord& rec = regions_[c.region];
-  const fusion::RegionKernel& k = kernels_[c.region];
+  const RegionRecord& rec = regions_[r];
   // A generated kernel runs faster than its ops where it pays (or it is reverted anyway);
   // a compiled one is checked after its interpreted one ran.
-  const double run_s = k.epilogue              ? rec.candidate.heavy_s
+  const double run_s = kernels_[r].epilogue    ? rec.candidate.heavy_s
                        : rec.interpreted_s > 0 ? rec.interpreted_s
                                                : rec.candidate.unfused_s;
-  if (run_s <= half_slice_s) return;
-  const double wanted = std::min(std::ceil(run_s / half_slice_s), 1e6);
-  if (!k.epilogue) {
-    const int64_t rows = fusion::kernel_rows(k.spec, k.iteration_shape);
-    const int parts = static_cast<int>(std::min<double>(wanted, static_cast<double>(rows)));
-    if (!target_.host_memory || parts < 2) return;
-    c.sub = std::make_unique<fusion::RegionGraph>(fusion::region_graph(
-        graph_, detection_.regions[c.region], /*fused=*/true, {}, admitted_tier(c.region), parts));
-    c.parts = parts;
-    return;
-  }
-  const CheckParts split = check_parts(graph_, k, static_cast<int>(wanted));
+  if (run_s <= half_slice_s) return 1;
+  return static_cast<int>(std::min(std::ceil(run_s / half_slice_s), 1e6));
+}
+
+// Makes check `c`'s graph, in blocks of rows where `wanted` > 1: a generated host kernel
+// computes a block per run (FusedRegion::blocks); an epilogue's region is cut into blocks
+// (check_parts.h), if it can be cut so. A device kernel's check is one launch: it stays
+// whole.
+void Session::cut_check(RegionCheck& c, int wanted) {
+  const fusion::RegionKernel& k = kernels_[c.region];
+  const fusion::Region& region = detection_.regions[c.region];
+  if (!k.epilogue && target_.host_memory)
+    c.parts =
+        static_cast<int>(std::min<int64_t>(wanted, fusion::kernel_rows(k.spec, k.iteration_shape)));
+  c.parts = std::max(c.parts, 1);
+  c.sub = std::make_unique<fusion::RegionGraph>(
+      fusion::region_graph(graph_, region, /*fused=*/true, {}, admitted_tier(c.region), c.parts));
+  if (!k.epilogue || wanted < 2) return;
+  const CheckParts split = check_parts(graph_, k, wanted);
   if (split.parts < 2) return;
   try {
-    auto blocks = std::make_unique<fusion::RegionGraph>(
-        fusion::region_graph(graph_, detection_.regions[c.region], /*fused=*/true, split.cut_shapes,
-                             admitted_tier(c.region)));
+    auto blocks = std::make_unique<fusion::RegionGraph>(fusion::region_graph(
+        graph_, region, /*fused=*/true, split.cut_shapes, admitted_tier(c.region)));
     // Every live-out must come out as one block of its rows.
-    const std::vector<ValueId>& outs = kernels_[c.region].outputs;
-    for (size_t k = 0; k < outs.size(); ++k)
-      if (numel(blocks->graph.value(blocks->graph.outputs()[k]).shape) * split.parts !=
-          numel(graph_.value(outs[k]).shape))
+    const std::vector<ValueId>& outs = k.outputs;
+    for (size_t o = 0; o < outs.size(); ++o)
+      if (numel(blocks->graph.value(blocks->graph.outputs()[o]).shape) * split.parts !=
+          numel(graph_.value(outs[o]).shape))
         return;
     c.sub = std::move(blocks);
     c.parts = split.parts;
@@ -737,9 +734,10 @@ void Session::cut_check(RegionCheck& c) {
   }
 }
 
-bool Session::reads_graph_input(const RegionCheck& c) const {
-  return std::any_of(c.sub->inputs.begin(), c.sub->inputs.end(),
-                     [&](ValueId in) { return graph_.value(in).producer == kNoNode; });
+bool Session::reads_graph_input(int r) const {
+  return std::any_of(kernels_[r].live_ins.begin(), kernels_[r].live_ins.end(), [&](ValueId in) {
+    return graph_.value(in).producer == kNoNode;  // constants have their Constant node
+  });
 }
 
 // Reverts a region whose kernel failed validation, keeping its source for the bug report.
@@ -821,7 +819,7 @@ void Session::run_check(RegionCheck& c, std::span<const TensorView> inputs) {
 void Session::run_input_checks(std::span<const TensorView> inputs) {
   validation_->inputs_read = true;
   for (RegionCheck& c : validation_->checks)
-    if (reads_graph_input(c) && !c.ran && c.failure.empty()) run_check(c, inputs);
+    if (reads_graph_input(c.region) && !c.ran && c.failure.empty()) run_check(c, inputs);
 }
 
 // Where block `c.part`'s elements of a live-out are: in the unfused one (`want`), in the

@@ -297,8 +297,9 @@ class Session {
   void prepare_plans(std::chrono::steady_clock::time_point deadline);
   void prepare_validation();
   std::vector<ValueId> observed_values(int region) const;
-  void cut_check(struct RegionCheck& c);
-  bool reads_graph_input(const struct RegionCheck& c) const;
+  int check_blocks_wanted(int region) const;
+  void cut_check(struct RegionCheck& c, int wanted);
+  bool reads_graph_input(int region) const;
   struct BlockSpan {
     int64_t want_at = 0, got_at = 0, n = 0;
   };
